@@ -1,0 +1,164 @@
+"""Drafters: whatever proposes the next few tokens, and the distribution q it drew them from.
+
+A `Drafter` is shared and stateless (it may wrap a cached model); `start()` gives a per-generation
+`DraftSession` that may keep state such as a KV cache. Each round the sampler calls
+`session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output).
+"""
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+from transformers import PreTrainedModel
+
+from .lm import CachedLM, context_length, vocab_size
+from .sampling import SamplingConfig, sample, to_probs
+
+
+@dataclass
+class Proposal:
+    tokens: list[int]  # x_1..x_n, n <= gamma (a model-free drafter may propose fewer, even none)
+    q: torch.Tensor  # (n, V) the distributions x_i were drawn from, after the sampling transform
+    logits: torch.Tensor | None = None  # (n, V) raw drafter logits, when the drafter is a model
+    pass_s: list[float] = field(default_factory=list)  # wall time of each drafter forward pass
+
+
+class DraftSession(Protocol):
+    passes: int
+
+    def propose(self, context: list[int], gamma: int, sampling: SamplingConfig,
+                generator: torch.Generator) -> Proposal: ...
+
+
+class Drafter(Protocol):
+    name: str
+    vocab_size: int | None  # None: adapts to any vocabulary
+    context_length: int | None  # None: unbounded
+
+    def start(self, vocab: int) -> DraftSession: ...
+
+
+def _one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
+    return torch.nn.functional.one_hot(torch.tensor(tokens, dtype=torch.long), vocab).float().reshape(len(tokens), vocab)
+
+
+# --- a small causal LM as drafter -------------------------------------------------------------------
+
+class ModelDrafter:
+    """Drafts with any causal LM that shares the target's vocabulary (e.g. a smaller GPT-2)."""
+
+    def __init__(self, model: PreTrainedModel, name: str = "draft model"):
+        self.model = model
+        self.name = name
+        self.vocab_size = vocab_size(model)
+        self.context_length = context_length(model)
+
+    def start(self, vocab: int) -> "_ModelDraftSession":
+        return _ModelDraftSession(CachedLM(self.model))
+
+
+class _ModelDraftSession:
+    def __init__(self, lm: CachedLM):
+        self.lm = lm
+        self.fed: list[int] = []  # the tokens in the draft model's KV cache
+
+    @property
+    def passes(self) -> int:
+        return self.lm.passes
+
+    def _sync(self, context: list[int]) -> list[int]:
+        """Roll the cache back to the longest prefix it shares with `context` (keeping at least one
+        token to feed, since we need logits after the last one); return the tokens still to feed."""
+        n = min(len(self.fed), len(context) - 1)
+        common = next((i for i in range(n) if self.fed[i] != context[i]), n)
+        self.lm.rollback(len(self.fed) - common)
+        del self.fed[common:]
+        return context[common:]
+
+    def propose(self, context, gamma, sampling, generator) -> Proposal:
+        feed = self._sync(context)
+        tokens, logits_rows, pass_s = [], [], []
+        for _ in range(gamma):
+            logits = self.lm.extend(feed, logits_to_keep=1)  # (1, V)
+            self.fed += feed
+            pass_s.append(self.lm.last_pass_s)
+            q_row = to_probs(logits[0], sampling)
+            x = int(q_row.argmax()) if sampling.greedy else sample(q_row, generator)
+            tokens.append(x)
+            logits_rows.append(logits[0])
+            feed = [x]
+        logits = torch.stack(logits_rows)  # (gamma, V)
+        return Proposal(tokens, to_probs(logits, sampling), logits, pass_s)
+
+
+# --- model-free drafters ----------------------------------------------------------------------------
+
+class NgramDrafter:
+    """Prompt lookup: find the latest earlier occurrence of the context's last n tokens (n from
+    max_n down to 1) and propose the tokens that followed it. q is one-hot, so the exact rule
+    accepts x with probability p(x) and, on rejection, resamples from p with x removed."""
+
+    def __init__(self, max_n: int = 3, name: str = "n-gram lookup"):
+        if max_n < 1:
+            raise ValueError(f"max_n must be >= 1, got {max_n}")
+        self.max_n = max_n
+        self.name = name
+        self.vocab_size = None
+        self.context_length = None
+
+    def start(self, vocab: int) -> "_NgramSession":
+        return _NgramSession(self.max_n, vocab)
+
+
+@dataclass
+class _NgramSession:
+    max_n: int
+    vocab: int
+    passes: int = 0  # model-free: never a forward pass
+
+    def lookup(self, context: list[int], gamma: int) -> list[int]:
+        """Up to gamma tokens that followed the most recent earlier match of the context's suffix."""
+        for n in range(min(self.max_n, len(context) - 1), 0, -1):
+            suffix = context[-n:]
+            for start in range(len(context) - n - 1, -1, -1):
+                if context[start:start + n] == suffix:
+                    return context[start + n:start + n + gamma]
+        return []
+
+    def propose(self, context, gamma, sampling, generator) -> Proposal:
+        tokens = self.lookup(context, gamma)
+        return Proposal(tokens, _one_hot(tokens, self.vocab))
+
+
+class UnigramDrafter:
+    """A deliberately weak baseline: draws each token from the context's own token frequencies."""
+
+    def __init__(self, name: str = "unigram (context counts)"):
+        self.name = name
+        self.vocab_size = None
+        self.context_length = None
+
+    def start(self, vocab: int) -> "_UnigramSession":
+        return _UnigramSession(vocab)
+
+
+@dataclass
+class _UnigramSession:
+    vocab: int
+    passes: int = 0
+
+    def propose(self, context, gamma, sampling, generator) -> Proposal:
+        counts = torch.bincount(torch.tensor(context, dtype=torch.long), minlength=self.vocab).float()
+        # Counts act as logits-free probabilities; the sampling transform needs logits, so use log-counts.
+        logits = torch.log(counts).expand(gamma, -1)  # (gamma, V), -inf where unseen
+        q = to_probs(logits, sampling)
+        tokens = [int(q[0].argmax()) if sampling.greedy else sample(q[0], generator) for _ in range(gamma)]
+        return Proposal(tokens, q, logits)
+
+
+def as_drafter(drafter) -> Drafter:
+    """Accept a Drafter, or a plain transformers causal LM (wrapped as a ModelDrafter)."""
+    if isinstance(drafter, PreTrainedModel):
+        return ModelDrafter(drafter)
+    if hasattr(drafter, "start"):
+        return drafter
+    raise TypeError(f"drafter must be a transformers causal LM or a Drafter, got {type(drafter).__name__}")

@@ -1,0 +1,277 @@
+"""Speculative decoding: the exact sampler, and plain autoregressive decoding as its baseline.
+
+Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding" (2022),
+Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling"
+(2023). Names follow the paper: the target's distribution is p, the drafter's is q, the draft
+length is gamma.
+
+One round:
+  1. The drafter proposes x_1..x_gamma, each drawn from its q_i (gamma cheap passes).
+  2. The target scores the last committed token and all drafts in ONE forward pass, giving
+     p_1..p_{gamma+1}: p_i is the target's distribution for the position of x_i.
+  3. Drafts are accepted left to right while u_i < p_i(x_i) / q_i(x_i), u_i ~ Uniform(0, 1).
+  4. At the first rejection, a corrective token is drawn from norm(max(0, p_i - q_i)); if all gamma
+     drafts pass, a bonus token is drawn from p_{gamma+1}.
+Steps 3 and 4 together draw each token from exactly p (see `acceptance_probability`). In greedy
+mode (temperature 0) p and q are one-hot, so the rule becomes: accept while the draft is the
+target's argmax, then emit the target's argmax. The output is then token-for-token greedy decoding.
+
+Every distribution here is after the sampling transform (temperature, top-k, top-p) of
+`sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
+"""
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from transformers import PreTrainedModel
+
+from .drafters import Proposal, as_drafter
+from .lm import CachedLM, context_length, vocab_size
+from .sampling import SamplingConfig, sample, to_probs
+from .trace import GenerationResult, RoundTrace
+
+MAX_GAMMA = 32  # beyond this a round is all waste: even alpha = 0.95 keeps 0.95**32 < 20% of drafts
+TRACE_TOP = 8  # how many entries of p, q and the residual a trace keeps per position
+
+
+# --- the rule ---------------------------------------------------------------------------------------
+
+def acceptance_probability(p_x: torch.Tensor, q_x: torch.Tensor) -> torch.Tensor:
+    """min(1, p(x) / q(x)), elementwise. Where q(x) = 0 (never drafted) it is 1."""
+    safe_q = torch.where(q_x > 0, q_x, torch.ones_like(q_x))
+    return torch.where(q_x > 0, torch.clamp(p_x / safe_q, max=1.0), torch.ones_like(p_x))
+
+
+def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """norm(max(0, p - q)) over the last dimension: where to resample after a rejection.
+
+    Why this is exact: x is drafted from q and kept with probability min(1, p/q), so a token y
+    comes out of the accept branch with probability min(q(y), p(y)). A rejection happens with
+    probability 1 - sum(min(p, q)) = sum(max(0, p - q)), and then y is drawn with probability
+    max(0, p(y) - q(y)) / sum(max(0, p - q)). Adding both: min(p, q) + max(0, p - q) = p(y).
+    """
+    r = torch.clamp(p - q, min=0.0)
+    total = r.sum(-1, keepdim=True)
+    # Only reachable by rounding (a rejection implies p(x) < q(x), hence sum(max(0, p - q)) > 0).
+    return torch.where(total > 0, r / torch.where(total > 0, total, torch.ones_like(total)), p)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How drafts are judged in sampling mode. `EXACT` is the paper's rule; `specdec_core.broken`
+    holds deliberately wrong variants for the exactness lab and the tests."""
+    name: str
+    acceptance_probability: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    residual: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    # The q the rule judges with; exact: the very q the drafts were drawn from.
+    verification_q: Callable[[Proposal, SamplingConfig], torch.Tensor] = lambda proposal, sampling: proposal.q
+
+
+EXACT = Rule("exact", acceptance_probability, residual_distribution)
+
+
+@dataclass
+class Verdict:
+    n_accepted: int
+    next_token: int
+    next_kind: str  # "corrective" | "bonus"
+    next_prob: float
+    p_x: torch.Tensor  # (n,) p_i(x_i)
+    q_x: torch.Tensor  # (n,) q_i(x_i)
+    accept_prob: torch.Tensor  # (n,)
+    uniforms: torch.Tensor | None  # (n,), None in greedy mode
+    residual: torch.Tensor | None  # (V,) at the rejected position
+
+
+def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: SamplingConfig,
+           generator: torch.Generator, rule: Rule = EXACT) -> Verdict:
+    """Judge drafts x_1..x_n against the target: p is (n + 1, V), q is (n, V). Returns how many
+    drafts are accepted and the corrective or bonus token that follows them."""
+    n = len(drafts)
+    x = torch.tensor(drafts, dtype=torch.long)
+    rows = torch.arange(n)
+    p_x, q_x = p[rows, x], q[rows, x]  # (n,) each
+    if sampling.greedy:
+        accept_prob = (p[:n].argmax(-1) == x).float()  # one-hot p: accept iff x is the argmax
+        uniforms, accepted = None, accept_prob > 0
+    else:
+        accept_prob = rule.acceptance_probability(p_x, q_x)
+        uniforms = torch.rand(n, generator=generator, dtype=torch.float64)
+        accepted = uniforms < accept_prob.double()
+    rejected = (~accepted).nonzero()
+    n_accepted = int(rejected[0]) if len(rejected) else n
+
+    if n_accepted < n:  # corrective token from the residual at the first rejected position
+        residual = rule.residual(p[n_accepted], q[n_accepted])
+        kind, dist = "corrective", residual
+    else:  # every draft passed: a bonus token from the target's own next distribution
+        residual = None
+        kind, dist = "bonus", p[n]
+    token = int(dist.argmax()) if sampling.greedy else sample(dist, generator)
+    return Verdict(n_accepted, token, kind, float(dist[token]), p_x, q_x, accept_prob, uniforms, residual)
+
+
+# --- inputs -----------------------------------------------------------------------------------------
+
+def _as_model(model, role: str):
+    if not isinstance(model, PreTrainedModel):
+        raise TypeError(f"{role} must be a transformers causal LM, got {type(model).__name__}")
+    return model
+
+
+def _check_inputs(target, prompt_ids, max_new_tokens: int, sampling, seed, extra_context: int | None = None):
+    """Validate the shared arguments; return the prompt as a list of ints and a seeded generator."""
+    if isinstance(prompt_ids, torch.Tensor):
+        if prompt_ids.dim() != 1:
+            raise ValueError(f"prompt_ids must be 1-D, got shape {tuple(prompt_ids.shape)}")
+        prompt_ids = prompt_ids.tolist()
+    prompt = [int(t) for t in prompt_ids]
+    if not prompt:
+        raise ValueError("prompt_ids is empty: pass at least one token (e.g. [tokenizer.bos_token_id] on purpose)")
+    vocab = vocab_size(target)
+    if min(prompt) < 0 or max(prompt) >= vocab:
+        raise ValueError(f"prompt_ids must lie in [0, {vocab}), got values {min(prompt)}..{max(prompt)}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
+    window = context_length(target) if extra_context is None else min(context_length(target), extra_context)
+    if len(prompt) + max_new_tokens > window:
+        raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({max_new_tokens}) exceeds the "
+                         f"context window of {window} tokens: shorten the prompt or ask for fewer tokens")
+    if not isinstance(sampling, SamplingConfig):
+        raise ValueError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
+    return prompt, make_generator(seed)
+
+
+def make_generator(seed: int | None) -> tuple[torch.Generator, int]:
+    """A private generator for one call (never the global RNG: many sessions share this process)."""
+    if seed is None:
+        seed = int.from_bytes(os.urandom(7), "little")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
+    return torch.Generator().manual_seed(seed), seed
+
+
+def _eos(target, eos_token_id):
+    return target.config.eos_token_id if eos_token_id == "model" else eos_token_id
+
+
+def _truncate_at_eos(tokens: list[int], eos: int | None) -> tuple[list[int], bool]:
+    if eos is not None and eos in tokens:
+        return tokens[:tokens.index(eos) + 1], True
+    return tokens, False
+
+
+def _top(dist: torch.Tensor, k: int = TRACE_TOP):
+    values, ids = torch.topk(dist, min(k, dist.shape[-1]), dim=-1)
+    if dist.dim() == 1:
+        return [(int(i), float(v)) for i, v in zip(ids.tolist(), values.tolist()) if v > 0]
+    return [[(int(i), float(v)) for i, v in zip(r_ids, r_vals) if v > 0]
+            for r_ids, r_vals in zip(ids.tolist(), values.tolist())]
+
+
+# --- plain decoding ---------------------------------------------------------------------------------
+
+@torch.inference_mode()
+def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
+                            sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
+                            eos_token_id: int | None | str = "model",
+                            on_token: Callable[[int, float], None] | None = None) -> GenerationResult:
+    """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
+    `on_token(token, pass_seconds)` is called as each token appears."""
+    target = _as_model(target, "target")
+    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed)
+    eos = _eos(target, eos_token_id)
+    start = time.perf_counter()
+    lm = CachedLM(target)
+    lm.prefill(prompt[:-1])  # the last prompt token is fed by the first decoding pass
+    prefill_s = time.perf_counter() - start
+    tokens, pass_s, last, stop = [], [], prompt[-1], "max_new_tokens"
+    while len(tokens) < max_new_tokens:
+        p = to_probs(lm.extend([last])[0], sampling)  # (V,)
+        last = int(p.argmax()) if sampling.greedy else sample(p, generator)
+        tokens.append(last)
+        pass_s.append(lm.last_pass_s)
+        if on_token is not None:
+            on_token(last, lm.last_pass_s)
+        if last == eos:
+            stop = "eos"
+            break
+    return GenerationResult(tokens, lm.passes - (1 if len(prompt) > 1 else 0), 0, [], ["target"] * len(tokens),
+                            pass_s, prefill_s, time.perf_counter() - start, stop, seed, prompt_len=len(prompt))
+
+
+# --- speculative decoding ---------------------------------------------------------------------------
+
+@torch.inference_mode()
+def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_tokens: int = 40,
+                         sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
+                         eos_token_id: int | None | str = "model", trace: bool = True,
+                         rule: Rule = EXACT,
+                         on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
+    """Speculative decoding of `target` with `drafter` (a causal LM sharing the target's vocabulary,
+    or any Drafter). Its output is distributed exactly as `autoregressive_generate`'s (identical
+    tokens in greedy mode). `trace=False` keeps only the cheap per-round fields.
+    `on_round(round_trace)` is called after each round."""
+    target = _as_model(target, "target")
+    drafter = as_drafter(drafter)
+    vocab = vocab_size(target)
+    if drafter.vocab_size is not None and drafter.vocab_size != vocab:
+        raise ValueError(f"drafter vocabulary ({drafter.vocab_size}) differs from the target's ({vocab}): "
+                         "the drafter must share the target's tokenizer")
+    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= MAX_GAMMA:
+        raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}], got {gamma!r}")
+    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed,
+                                              drafter.context_length)
+    eos = _eos(target, eos_token_id)
+
+    start = time.perf_counter()
+    lm = CachedLM(target)
+    lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
+    prefill_s = time.perf_counter() - start
+    session = drafter.start(vocab)
+    context = list(prompt)
+    tokens, kinds, rounds, pass_s, stop = [], [], [], [], "max_new_tokens"
+
+    while len(tokens) < max_new_tokens:
+        # Draft: never more than the tokens still wanted, so a round cannot overshoot max_new_tokens.
+        n_draft = min(gamma, max_new_tokens - len(tokens) - 1)
+        draft_passes_before = session.passes
+        proposal = (session.propose(context, n_draft, sampling, generator) if n_draft > 0
+                    else Proposal([], torch.zeros(0, vocab)))
+        drafts = proposal.tokens[:n_draft]
+        # Verify: ONE target pass over the last committed token and all drafts.
+        p = to_probs(lm.extend([context[-1]] + drafts), sampling)  # (n + 1, V)
+        pass_s.append(lm.last_pass_s)
+        q = (proposal.q if sampling.greedy else rule.verification_q(proposal, sampling))[:len(drafts)]
+        v = verify(p, q, drafts, sampling, generator, rule)
+        lm.rollback(len(drafts) - v.n_accepted)  # forget the rejected drafts' keys and values
+
+        new, hit_eos = _truncate_at_eos(drafts[:v.n_accepted] + [v.next_token], eos)
+        new_kinds = (["accepted"] * v.n_accepted + [v.next_kind])[:len(new)]
+        tokens += new
+        kinds += new_kinds
+        context += new
+        r = RoundTrace(
+            index=len(rounds), position=len(tokens) - len(new), draft_tokens=drafts,
+            n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
+            q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
+            uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
+            draft_pass_s=proposal.pass_s, target_pass_s=lm.last_pass_s,
+            draft_passes=session.passes - draft_passes_before, next_prob=v.next_prob,
+        )
+        if trace:
+            r.p_top, r.q_top = _top(p), _top(q) if len(drafts) else []
+            r.residual_top = _top(v.residual) if v.residual is not None else None
+        rounds.append(r)
+        if on_round is not None:
+            on_round(r)
+        if hit_eos:
+            stop = "eos"
+            break
+
+    return GenerationResult(tokens, len(rounds), session.passes, rounds, kinds, pass_s, prefill_s,
+                            time.perf_counter() - start, stop, seed, drafter=drafter.name, gamma=gamma,
+                            prompt_len=len(prompt))

@@ -1,0 +1,58 @@
+"""Sampling settings, and the one function that turns logits into the distribution we sample from.
+
+The same transformation is applied to the target's logits (giving p) and the drafter's (giving q).
+Speculative sampling is exact with respect to the *transformed* p: that is the target distribution.
+"""
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    temperature: float = 1.0  # 0 means greedy: the distribution is one-hot on the argmax
+    top_k: int | None = None  # keep only the k most likely tokens (None: all)
+    top_p: float | None = None  # keep the smallest set with total probability >= top_p (None: all)
+
+    def __post_init__(self):
+        t = self.temperature
+        if not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+            raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {t!r}")
+        if self.top_k is not None and (not isinstance(self.top_k, int) or self.top_k < 1):
+            raise ValueError(f"top_k must be an integer >= 1 or None, got {self.top_k!r}")
+        p = self.top_p
+        if p is not None and (not isinstance(p, (int, float)) or not math.isfinite(p) or not 0 < p <= 1):
+            raise ValueError(f"top_p must be in (0, 1] or None, got {p!r}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+
+GREEDY = SamplingConfig(temperature=0.0)
+
+
+def to_probs(logits: torch.Tensor, sampling: SamplingConfig) -> torch.Tensor:
+    """Probabilities (float32, rows sum to 1) after temperature, top-k and top-p, for logits of shape (..., V)."""
+    logits = logits.float()
+    if sampling.greedy:
+        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
+    logits = logits / sampling.temperature
+    if sampling.top_k is not None and sampling.top_k < logits.shape[-1]:
+        kth = torch.topk(logits, sampling.top_k, dim=-1).values[..., -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    probs = torch.softmax(logits, dim=-1)
+    if sampling.top_p is not None and sampling.top_p < 1:
+        sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+        mass_before = sorted_probs.cumsum(-1) - sorted_probs
+        drop_sorted = mass_before >= sampling.top_p  # keeps the smallest prefix reaching top_p
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        probs = probs.masked_fill(drop, 0.0)
+        probs = probs / probs.sum(-1, keepdim=True)
+    return probs
+
+
+def sample(probs: torch.Tensor, generator: torch.Generator) -> int:
+    """One token id drawn from a 1-D probability vector with the caller's generator."""
+    return int(torch.multinomial(probs, 1, generator=generator))

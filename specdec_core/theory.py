@@ -1,0 +1,75 @@
+"""The paper's closed-form cost model (Leviathan et al. 2022, section 3), plus a hardware-aware variant.
+
+alpha: probability that a draft token is accepted (assumed i.i.d. across positions).
+gamma: draft tokens per round.    c: cost of one draft pass / cost of one target pass.
+v:     cost of ONE target pass over gamma + 1 positions / cost of a single-position pass.
+       The paper assumes v = 1 (a GPU has idle arithmetic to spare); on a CPU v grows with gamma.
+"""
+import math
+from typing import Callable
+
+import numpy as np
+import torch
+
+CostFactor = float | Callable[[int], float]  # v: a constant, or a function of gamma
+
+
+def _check(alpha: float, gamma: int) -> None:
+    if not 0 <= alpha <= 1:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if gamma < 0:
+        raise ValueError(f"gamma must be >= 0, got {gamma}")
+
+
+def expected_tokens(alpha: float, gamma: int) -> float:
+    """Expected tokens per target pass (one round): (1 - alpha^(gamma+1)) / (1 - alpha). Eq. (1)."""
+    _check(alpha, gamma)
+    if alpha == 1:
+        return gamma + 1.0
+    return (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def walltime_improvement(alpha: float, gamma: int, c: float) -> float:
+    """The paper's expected speedup over plain decoding: E / (gamma * c + 1). Theorem 3.8."""
+    return expected_tokens(alpha, gamma) / (gamma * c + 1)
+
+
+def _v(v: CostFactor, gamma: int) -> float:
+    return float(v(gamma)) if callable(v) else float(v)
+
+
+def speedup(alpha: float, gamma: int, c: float, v: CostFactor = 1.0) -> float:
+    """Hardware-aware expected speedup: E / (gamma * c + v(gamma)); v = 1 gives the paper's formula."""
+    return expected_tokens(alpha, gamma) / (gamma * c + _v(v, gamma))
+
+
+def optimal_gamma(alpha: float, c: float, v: CostFactor = 1.0, max_gamma: int = 32) -> int:
+    """The integer gamma in [1, max_gamma] with the highest expected speedup (ties: the smaller)."""
+    return max(range(1, max_gamma + 1), key=lambda g: (round(speedup(alpha, g, c, v), 12), -g))
+
+
+def expected_operations_increase(alpha: float, gamma: int, c_hat: float) -> float:
+    """Expected factor by which total arithmetic grows: (1-alpha)(gamma*c_hat + gamma + 1) / (1 - alpha^(gamma+1)),
+    c_hat = draft operations per token / target operations per token. Theorem 3.11."""
+    return (gamma * c_hat + gamma + 1) / expected_tokens(alpha, gamma)
+
+
+def alpha_of(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """Acceptance probability of one position, sum_x min(p(x), q(x)); (..., V) -> (...)."""
+    return torch.minimum(p, q).sum(-1)
+
+
+def simulate_tokens_per_round(alpha: float, gamma: int, n_rounds: int, seed: int = 0) -> np.ndarray:
+    """Monte-Carlo check of the model: tokens emitted by each of n_rounds rounds when every draft
+    is accepted independently with probability alpha (accepted prefix + 1 corrective/bonus)."""
+    _check(alpha, gamma)
+    rng = np.random.default_rng(seed)
+    accepted = rng.random((n_rounds, gamma)) < alpha
+    prefix = np.where(accepted.all(1), gamma, np.argmin(accepted, axis=1))
+    return prefix + 1
+
+
+def gamma_table(alphas, gammas, c: float, v: CostFactor = 1.0) -> list[dict]:
+    """Rows of (alpha, gamma, expected tokens, speedup) for charts and tables."""
+    return [{"alpha": a, "gamma": g, "expected_tokens": expected_tokens(a, g), "speedup": speedup(a, g, c, v)}
+            for a in alphas for g in gammas]

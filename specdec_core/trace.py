@@ -1,0 +1,108 @@
+"""What happened in a generation: one `RoundTrace` per speculative round, and the overall result.
+
+A trace is rich enough to animate a round (drafts with q(x) and p(x), acceptance probabilities and
+uniform draws, the residual's top entries, the corrective or bonus token, pass timings). The heavy
+parts (top-k lists) are filled only when the caller asks for `trace=True`.
+"""
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+TopK = list[tuple[int, float]]  # (token id, probability), most likely first
+
+
+@dataclass
+class RoundTrace:
+    index: int  # 0-based round number
+    position: int  # tokens generated before this round
+    draft_tokens: list[int]  # x_1..x_n proposed by the drafter
+    n_accepted: int  # length of the accepted prefix of the drafts
+    next_token: int  # the corrective token (after a rejection) or the bonus token (all accepted)
+    next_kind: str  # "corrective" | "bonus"
+    emitted: list[int]  # tokens this round added to the output (after EOS / length truncation)
+    q_draft: list[float]  # q_i(x_i)
+    p_draft: list[float]  # p_i(x_i)
+    accept_prob: list[float]  # min(1, p_i(x_i) / q_i(x_i)) (greedy: 1 if x_i is the target argmax)
+    uniforms: list[float] | None  # the u_i drawn (None in greedy mode)
+    draft_pass_s: list[float]  # wall time of each draft forward pass
+    target_pass_s: float  # wall time of the ONE target pass over n + 1 positions
+    draft_passes: int
+    next_prob: float = float("nan")  # probability of next_token under the distribution it came from
+    p_top: list[TopK] | None = None  # top entries of p at each of the n + 1 positions
+    q_top: list[TopK] | None = None  # top entries of q at each draft position
+    residual_top: TopK | None = None  # top entries of norm(max(0, p - q)) at the rejected position
+    target_passes: int = 1
+
+    @property
+    def rejected_at(self) -> int | None:
+        """0-based index of the first rejected draft, or None when all were accepted."""
+        return self.n_accepted if self.next_kind == "corrective" else None
+
+
+@dataclass
+class GenerationResult:
+    tokens: list[int]  # the new tokens only
+    target_passes: int  # target forward passes while decoding (the prompt's prefill not counted)
+    draft_passes: int
+    rounds: list[RoundTrace]  # empty for autoregressive decoding
+    token_kinds: list[str]  # per new token: "target" (plain decoding), "accepted", "corrective", "bonus"
+    target_pass_s: list[float]  # wall time of every decoding target pass
+    prefill_s: float
+    total_s: float
+    stop_reason: str  # "max_new_tokens" | "eos"
+    seed: int | None
+    drafter: str | None = None
+    gamma: int | None = None
+    prompt_len: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def drafted(self) -> int:
+        return sum(len(r.draft_tokens) for r in self.rounds)
+
+    @property
+    def accepted(self) -> int:
+        return sum(r.n_accepted for r in self.rounds)
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted drafts / proposed drafts (NaN when nothing was drafted)."""
+        return self.accepted / self.drafted if self.drafted else float("nan")
+
+    @property
+    def tokens_per_pass(self) -> float:
+        return len(self.tokens) / self.target_passes if self.target_passes else float("nan")
+
+    @property
+    def tokens_per_s(self) -> float:
+        return len(self.tokens) / self.total_s if self.total_s > 0 else float("nan")
+
+
+def rounds_frame(rounds: list[RoundTrace]) -> pd.DataFrame:
+    """One row per round: drafts, accepted count, the next token and its kind, timings."""
+    return pd.DataFrame([{
+        "round": r.index + 1,
+        "position": r.position,
+        "drafted": len(r.draft_tokens),
+        "accepted": r.n_accepted,
+        "rejected_at": r.rejected_at + 1 if r.rejected_at is not None else None,
+        "next_token": r.next_token,
+        "next_kind": r.next_kind,
+        "emitted": len(r.emitted),
+        "draft_ms": 1e3 * sum(r.draft_pass_s),
+        "target_ms": 1e3 * r.target_pass_s,
+    } for r in rounds])
+
+
+def drafts_frame(rounds: list[RoundTrace]) -> pd.DataFrame:
+    """One row per drafted token: q(x), p(x), min(1, p/q), the uniform draw and the verdict."""
+    rows = []
+    for r in rounds:
+        for i, x in enumerate(r.draft_tokens):
+            verdict = "accepted" if i < r.n_accepted else ("rejected" if i == r.n_accepted else "not checked")
+            rows.append({
+                "round": r.index + 1, "draft_pos": i + 1, "token": x,
+                "q(x)": r.q_draft[i], "p(x)": r.p_draft[i], "accept_prob": r.accept_prob[i],
+                "u": r.uniforms[i] if r.uniforms is not None else None, "verdict": verdict,
+            })
+    return pd.DataFrame(rows, columns=["round", "draft_pos", "token", "q(x)", "p(x)", "accept_prob", "u", "verdict"])
