@@ -209,7 +209,7 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
 def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_tokens: int = 40,
                          sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                          eos_token_id: int | None | str = "model", trace: bool = True,
-                         rule: Rule = EXACT,
+                         rule: Rule = EXACT, max_rounds: int | None = None,
                          on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
     """Speculative decoding of `target` with `drafter` (a causal LM sharing the target's vocabulary,
     or any Drafter). Its output is distributed exactly as `autoregressive_generate`'s (identical
@@ -234,8 +234,10 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
     session = drafter.start(vocab)
     context = list(prompt)
     tokens, kinds, rounds, pass_s, stop = [], [], [], [], "max_new_tokens"
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds!r}")
 
-    while len(tokens) < max_new_tokens:
+    while len(tokens) < max_new_tokens and (max_rounds is None or len(rounds) < max_rounds):
         # Draft: never more than the tokens still wanted, so a round cannot overshoot max_new_tokens.
         n_draft = min(gamma, max_new_tokens - len(tokens) - 1)
         draft_passes_before = session.passes
@@ -271,6 +273,8 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
         if hit_eos:
             stop = "eos"
             break
+    if stop != "eos" and len(tokens) < max_new_tokens:
+        stop = "max_rounds"
 
     return GenerationResult(tokens, len(rounds), session.passes, rounds, kinds, pass_s, prefill_s,
                             time.perf_counter() - start, stop, seed, drafter=drafter.name, gamma=gamma,

@@ -49,7 +49,7 @@ class GenerationResult:
     target_pass_s: list[float]  # wall time of every decoding target pass
     prefill_s: float
     total_s: float
-    stop_reason: str  # "max_new_tokens" | "eos"
+    stop_reason: str  # "max_new_tokens" | "eos" | "max_rounds"
     seed: int | None
     drafter: str | None = None
     gamma: int | None = None

@@ -1,0 +1,17 @@
+# Two commands on a fresh machine:  make run  (the app on the bundled pair)  and  make test.
+PY := .venv/bin/python
+PORT ?= 8501
+
+.venv/ready: requirements.txt
+	python3 -m venv .venv
+	.venv/bin/pip install --quiet --upgrade pip
+	.venv/bin/pip install --quiet -r requirements.txt
+	touch .venv/ready
+
+run: .venv/ready
+	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+test: .venv/ready
+	$(PY) -m pytest -q
+
+.PHONY: run test
