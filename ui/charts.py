@@ -1,0 +1,46 @@
+"""Plotly pieces shared by pages: probability bars over tokens, and consistent colours.
+
+Plotly renders a subset of HTML inside text (<br>, <b>, <a>…), so token labels are escaped too.
+"""
+import plotly.graph_objects as go
+
+from .chips import KINDS, escape
+
+P_COLOR = KINDS["bonus"].color  # the target's distribution p
+Q_COLOR = KINDS["drafted"].color  # the drafter's distribution q
+RESIDUAL_COLOR = KINDS["corrective"].color
+MUTED = "#999999"
+
+
+def token_label(text: str) -> str:
+    """A token as a safe, visible chart label: escaped, with spaces and newlines shown."""
+    shown = escape(text).replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
+    return shown or "∅"
+
+
+def labels_for(tokenizer, ids) -> list[str]:
+    """Chart labels for token ids, made unique (two ids can decode to the same text)."""
+    out, seen = [], {}
+    for i in ids:
+        label = token_label(tokenizer.decode([int(i)]))
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} #{i}")
+    return out
+
+
+def prob_bars(top, tokenizer, title: str, color: str, highlight: int | None = None,
+              highlight_color: str | None = None, height: int = 260) -> go.Figure:
+    """Horizontal bars of the top entries [(token id, probability)…], most likely on top; the
+    `highlight` token (if present) drawn in `highlight_color`."""
+    top = list(top)[::-1]
+    ids = [t for t, _ in top]
+    fig = go.Figure(go.Bar(
+        x=[p for _, p in top], y=labels_for(tokenizer, ids), orientation="h",
+        marker_color=[highlight_color or color if t == highlight else color for t in ids],
+        marker_line_width=[3 if t == highlight else 0 for t in ids], marker_line_color="#000000",
+        text=[f"{p:.3f}" for _, p in top], textposition="auto",
+        hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    fig.update_layout(title=dict(text=title, font_size=13), height=height, margin=dict(l=8, r=8, t=36, b=8),
+                      xaxis=dict(range=[0, 1], title=None), yaxis=dict(title=None, type="category"),
+                      showlegend=False)
+    return fig

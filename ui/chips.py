@@ -1,0 +1,95 @@
+"""Token chips: every token drawn as a small coloured box saying where it came from, in one
+colour-blind-safe palette (Okabe & Ito) with a legend, shared by every page.
+
+Colour is never the only cue: each kind also has a marker (✓ ✗ ↺ ★ …) and rejected drafts are struck
+through. All text from users or models goes through `html.escape` before it reaches the page.
+"""
+import html
+from dataclasses import dataclass
+
+import streamlit as st
+
+
+@dataclass(frozen=True)
+class Kind:
+    color: str  # Okabe-Ito
+    label: str
+    marker: str
+    meaning: str
+
+
+KINDS = {
+    "prompt": Kind("#999999", "prompt", "", "text you gave"),
+    "target": Kind("#56B4E9", "target (plain)", "●", "one full target pass made this token"),
+    "drafted": Kind("#CC79A7", "drafted", "?", "proposed by the drafter, not yet checked"),
+    "accepted": Kind("#009E73", "accepted", "✓", "drafted, then kept by the target's check"),
+    "rejected": Kind("#D55E00", "rejected", "✗", "drafted, then refused: it and everything after it is dropped"),
+    "corrective": Kind("#E69F00", "corrective", "↺", "drawn from the residual max(0, p − q) after a rejection"),
+    "bonus": Kind("#0072B2", "bonus", "★", "drawn from the target's last distribution when every draft passed"),
+    "unchecked": Kind("#999999", "not checked", "·", "after a rejection: never looked at"),
+}
+SPEC_KINDS = ("prompt", "drafted", "accepted", "rejected", "corrective", "bonus")
+
+
+def escape(text: str) -> str:
+    """HTML-escape user or model text (quotes included)."""
+    return html.escape(str(text), quote=True)
+
+
+def token_strings(tokenizer, ids) -> list[str]:
+    """Each token id decoded on its own (a token may be part of a multi-byte character: shown as �)."""
+    return [tokenizer.decode([int(i)]) for i in ids]
+
+
+def _visible(text: str) -> str:
+    # Escape first, then make layout characters visible; the markers are our own, safe HTML.
+    shown = escape(text).replace("\n", "↵").replace("\t", "⇥")
+    return shown if shown.strip() else shown.replace(" ", "␣") or "∅"
+
+
+def chip(text: str, kind: str, tip: str | None = None) -> str:
+    """One token as an HTML chip. `tip` (plain text, escaped here) shows on hover."""
+    k = KINDS[kind]
+    title = escape(f"{k.label}: {k.meaning}" + (f" — {tip}" if tip else ""))
+    if kind == "prompt":  # running text, line breaks kept (and marked)
+        shown = escape(text).replace("\n", "↵\n")
+        return f'<span class="tok tok-prompt" title="{title}" style="opacity:0.7;white-space:pre-wrap">{shown}</span>'
+    border = "dashed" if kind in ("rejected", "unchecked", "drafted") else "solid"
+    strike = "text-decoration:line-through;" if kind in ("rejected", "unchecked") else ""
+    style = (f"background:{k.color}33;border:2px {border} {k.color};border-radius:6px;padding:0 3px;"
+             f"margin:1px;{strike}")
+    marker = (f'<span style="font-size:0.7em;vertical-align:super;margin-left:1px;color:{k.color}">'
+              f'{k.marker}</span>') if k.marker else ""
+    brk = "<br>" if text.endswith("\n") else ""
+    return (f'<span class="tok tok-{kind}" title="{title}" style="{style}white-space:pre;'
+            f'display:inline-block;line-height:1.6">{_visible(text)}{marker}</span>{brk}')
+
+
+def chips(texts, kinds, tips=None) -> str:
+    """A run of chips; texts and kinds are parallel lists (tips optional)."""
+    tips = tips or [None] * len(texts)
+    body = "".join(chip(t, k, tip) for t, k, tip in zip(texts, kinds, tips))
+    return f'<div class="tok-run" style="font-family:ui-monospace,monospace;font-size:0.95em">{body}</div>'
+
+
+def legend(kinds=SPEC_KINDS) -> str:
+    """The palette as a one-line legend."""
+    items = " ".join(chip(KINDS[k].label, k) for k in kinds)
+    return f'<div class="tok-legend" style="font-size:0.85em;margin:2px 0 6px 0">{items}</div>'
+
+
+def provenance_html(tokenizer, prompt_ids, tokens, kinds, tail: str = "") -> str:
+    """The prompt (muted) followed by the generated tokens coloured by where each came from.
+    `tail` is extra chip HTML appended at the end (e.g. the drafts of a round in progress)."""
+    body = chip(tokenizer.decode(list(prompt_ids)), "prompt")
+    body += "".join(chip(t, k) for t, k in zip(token_strings(tokenizer, tokens), kinds))
+    return f'<div class="tok-run" style="font-family:ui-monospace,monospace;font-size:0.95em">{body}{tail}</div>'
+
+
+def show(html_text: str) -> None:
+    """Render chip HTML (already escaped) in the page."""
+    st.html(html_text)
+
+
+def show_legend(kinds=SPEC_KINDS) -> None:
+    st.html(legend(kinds))

@@ -1,0 +1,57 @@
+"""Measurements of the loaded pair on this machine, cached once per process (`st.cache_data`, keyed
+by the pair's identity; the model itself is excluded from the hash), with a progress bar the first time.
+
+Every chapter asks for the same sweep (one target pass over k = 1…32 new positions, one draft pass
+per drafter), so whichever chapter a student opens first pays for it and the rest reuse it.
+"""
+import streamlit as st
+
+from specdec_core.measure import CostProfile, pass_cost
+from specdec_core.pairs import ModelPair
+
+from .models import pair_key
+
+SWEEP_KS = tuple(range(1, 33))  # positions per target pass
+CONTEXT = 64  # tokens already in the KV cache when a pass is timed
+REPEATS, WARMUP = 9, 2  # median of REPEATS timed passes after WARMUP untimed ones
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def pass_seconds(pair_id: str, role: str, k: int, _model) -> float:
+    """Median seconds of one forward pass of `_model` over k new positions (role names the model
+    within the pair: "target" or a drafter's label)."""
+    return pass_cost(_model, k, context=CONTEXT, repeats=REPEATS, warmup=WARMUP)
+
+
+def _drafter(pair: ModelPair, label: str | None):
+    label = label or next(iter(pair.drafts))
+    return label, pair.drafts[label]
+
+
+def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float], dict[str, float]]:
+    """Target pass time for each k, and one-position pass time of each drafter (default: all of the
+    pair's drafters). Shows a progress bar while anything is measured for the first time."""
+    key = pair_key(pair)
+    labels = list(pair.drafts) if drafters is None else list(drafters)
+    jobs = [("target", k, pair.target) for k in ks] + [(lab, 1, pair.drafts[lab]) for lab in labels]
+    bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…")
+    target, draft = {}, {}
+    for i, (role, k, model) in enumerate(jobs):
+        seconds = pass_seconds(key, role, k, model)
+        (target if role == "target" else draft)[k if role == "target" else role] = seconds
+        bar.progress((i + 1) / len(jobs), text=f"Timing forward passes on this machine: {role}, k = {k}")
+    bar.empty()
+    return target, draft
+
+
+def cost_profile(pair: ModelPair, draft_label: str | None = None, ks=SWEEP_KS) -> CostProfile:
+    """The core's CostProfile (c and v(γ)) for the pair and one of its drafters, from the cached sweep."""
+    label, _ = _drafter(pair, draft_label)
+    target, draft = sweep(pair, ks, [label])
+    return CostProfile(target_s=target[1], draft_s=draft[label], verify_s=dict(target))
+
+
+def draft_costs(pair: ModelPair) -> dict[str, float]:
+    """c (draft pass / target pass) of each of the pair's drafters."""
+    target, draft = sweep(pair)
+    return {label: s / target[1] for label, s in draft.items()}
