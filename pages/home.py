@@ -3,7 +3,9 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.sampling import SamplingConfig
-from ui import chapters, layout, models, settings
+from ui import chapters, frame, layout, models, settings
+
+frame.ensure()
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -7,7 +7,9 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import chips, layout, measure, models, settings
+from ui import chips, frame, layout, measure, models, settings
+
+frame.ensure()
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 

@@ -8,7 +8,9 @@ from plotly.subplots import make_subplots
 
 from specdec_core import speculative_generate, theory
 from specdec_core.sampling import SamplingConfig
-from ui import charts, chips, layout, measure, models, settings
+from ui import charts, chips, frame, layout, measure, models, settings
+
+frame.ensure()
 
 TOP_SHOWN = 5  # entries of p shown per position
 GAMMAS = list(range(1, 17))

@@ -1,0 +1,51 @@
+"""The frame every page shares: page config, navigation, the settings sidebar (kept in step with the
+URL), the model pair, and the warnings about settings that had to be changed.
+
+app.py draws it and then runs the chapter. Every chapter also starts with `frame.ensure()`, because
+Streamlit sometimes runs a page file without app.py: with a `pages/` folder next to the entry point,
+its legacy multipage mode serves the first request of a fresh server process (and every run under
+`AppTest.switch_page`) by executing the page directly. `ensure()` draws the frame in that case.
+"""
+import threading
+from contextlib import contextmanager
+
+import streamlit as st
+
+from . import chapters, layout, models, settings
+
+_state = threading.local()  # one script run = one thread at a time
+
+
+def render():
+    """Draw the frame; return the page `st.navigation` selected."""
+    st.set_page_config(page_title=layout.TITLE, page_icon=":material/bolt:", layout="wide")
+    threads = models.configure_torch()
+    pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
+             for i, c in enumerate(chapters.CHAPTERS)]
+    page = st.navigation(pages)
+    st.sidebar.markdown(f"**{layout.TITLE}**")
+    settings.init_from_url()
+    current, pair, _ = settings.sidebar(models.get_pair)
+    settings.sync_url(current)
+    if pair is not None:
+        st.sidebar.caption(f"target {pair.target_name} ({pair.target_params / 1e6:.1f}M params) · "
+                           f"draft {pair.draft_name} ({pair.draft_params / 1e6:.1f}M) · {pair.device}, "
+                           f"{threads} torch thread(s)")
+    settings.show_warnings()
+    return page
+
+
+@contextmanager
+def framed():
+    """Marks the page run inside it as already framed."""
+    _state.active = True
+    try:
+        yield
+    finally:
+        _state.active = False
+
+
+def ensure() -> None:
+    """Call first in every page: draws the frame if Streamlit ran this page without app.py."""
+    if not getattr(_state, "active", False):
+        render()
