@@ -21,7 +21,7 @@ TARGET = ModelShape(n_layer=8, n_embd=384, n_head=6)
 DRAFT = ModelShape(n_layer=1, n_embd=128, n_head=2)
 FULL = {
     "draft-ce": TrainSettings(steps=2500, lr=2e-3),
-    "target": TrainSettings(steps=1500, lr=1e-3),
+    "target": TrainSettings(steps=1300, lr=1e-3),
     "draft-distill": TrainSettings(steps=800, lr=1e-3, warmup=50, distill_weight=0.9),
 }
 TINY_SHAPE = ModelShape(n_layer=1, n_embd=32, n_head=2, n_positions=64)
