@@ -212,10 +212,10 @@ else:
     fig = go.Figure()
     for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
         frame_ = res["by_position"]
-        fig.add_scatter(x=frame_["position"], y=frame_["rate"], mode="lines+markers", name=f"{label}: accepted / reached",
-                        line_color=color, customdata=frame_[["reached", "accepted"]].to_numpy(),
+        fig.add_scatter(x=frame_["position"].tolist(), y=frame_["rate"].tolist(), mode="lines+markers", name=f"{label}: accepted / reached",
+                        line_color=color, customdata=frame_[["reached", "accepted"]].to_numpy().tolist(),
                         hovertemplate="position %{x}: %{y:.2f} (%{customdata[1]} of %{customdata[0]} reached)<extra></extra>")
-        fig.add_scatter(x=frame_["position"], y=[res["alpha"]] * len(frame_), mode="lines", line=dict(dash="dot", color=color),
+        fig.add_scatter(x=frame_["position"].tolist(), y=[res["alpha"]] * len(frame_), mode="lines", line=dict(dash="dot", color=color),
                         name=f"{label}: i.i.d. model (flat at measured α)")
     fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (1 … γ)",
                       yaxis_title="P(accept x_i | x_1…x_{i−1} accepted)", yaxis_range=[0, 1.02], height=380,

@@ -7,6 +7,8 @@ from ui import chapters, frame, layout, models, settings
 
 frame.ensure()
 
+HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
+
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
@@ -57,7 +59,7 @@ else:
         st.warning(problem, icon=":material/edit_note:")
     else:
         with st.spinner("Generating with and without speculation on this machine…", show_time=True):
-            h = headline(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, s.temperature,
+            h = headline(models.pair_key(pair), tuple(ids), s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.temperature,
                          s.top_k, s.top_p, s.seed, pair)
         st.caption(f"{layout.measured_badge()} pair **{pair.name}** (target {pair.target_params / 1e6:.1f}M "
                    f"params, draft {pair.draft_params / 1e6:.1f}M), {h['tokens']} tokens, γ = {s.gamma}, "

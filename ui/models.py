@@ -64,7 +64,7 @@ def require_pair() -> ModelPair:
     """The pair chosen in the sidebar, or an error message in the page and a stop."""
     pair, error = get_pair(current().pair)
     if pair is None:
-        st.error(f"This chapter needs the model pair, which cannot be loaded here: {error}",
+        st.error(f"This chapter runs the model pair, and {error}",
                  icon=":material/cloud_off:")
         st.info("Pick the bundled **shakespeare** pair in the sidebar: it works offline.")
         st.stop()

@@ -109,7 +109,8 @@ def _number(raw, label: str, lo, hi, default, integer: bool, warnings: list[str]
         value = int(value)
     if value < lo or value > hi:
         clamped = min(max(value, lo), hi)
-        warnings.append(f"The link's {label} {value:g} is outside {lo:g}–{hi:g}; using {clamped:g}.")
+        fmt = (lambda x: f"{int(x):d}") if integer else (lambda x: f"{x:g}")
+        warnings.append(f"The link's {label} {fmt(value)} is outside {fmt(lo)}–{fmt(hi)}; using {fmt(clamped)}.")
         value = clamped
     return int(value) if integer else float(value)
 
