@@ -2,10 +2,11 @@
 PY := .venv/bin/python
 PORT ?= 8501
 
-.venv/ready: requirements.txt
+.venv/ready: requirements.txt requirements-train.txt
 	python3 -m venv .venv
 	.venv/bin/pip install --quiet --upgrade pip
 	.venv/bin/pip install --quiet -r requirements.txt
+	.venv/bin/pip install --quiet --no-deps -r requirements-train.txt
 	touch .venv/ready
 
 run: .venv/ready
