@@ -39,7 +39,7 @@ layout.intro(
 
 profile = measure.cost_profile(pair)
 costs = measure.draft_costs(pair)
-c_default = round(min(max(profile.c, 0.0), 0.5), 3)
+c_default = round(min(max(profile.c, 0.0), 1.0), 3)
 st.session_state.setdefault("ad_alpha", 0.8)
 st.session_state.setdefault("ad_gamma", s.gamma)
 st.session_state.setdefault("ad_c", c_default)
@@ -51,7 +51,7 @@ def explorer() -> None:
     a, g, cc, hw = st.columns([3, 3, 3, 2], vertical_alignment="bottom")
     alpha = a.slider("α (acceptance rate)", 0.0, 0.99, step=0.01, key="ad_alpha")
     gamma = g.slider("γ (draft length)", 1, 16, key="ad_gamma")
-    c = cc.slider("c (draft pass / target pass)", 0.0, 0.5, step=0.005, key="ad_c", format="%.3f",
+    c = cc.slider("c (draft pass / target pass)", 0.0, 1.0, step=0.005, key="ad_c", format="%.3f",
                   help=f"Measured for this pair: {profile.c:.3f}.")
     use_hw = hw.toggle("This machine's v(γ)", key="ad_hw",
                        help="Off: the paper's model, a pass over γ+1 positions costs one pass (v = 1). "

@@ -180,12 +180,12 @@ def round_view() -> None:
                                              charts.P_COLOR, highlight=r.next_token, highlight_color=chips.KINDS["bonus"].color),
                             key="rr_bonus")
     elif verified:
-        with st.expander("Top candidates of q and p at each position"):
+        with st.expander(f"Top candidates of q and p at each position (p at all {n + 1} came from the one target pass)"):
             rows = []
-            for j in range(n):
-                rows.append({"position": j + 1,
-                             "q top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in (r.q_top[j] or [])[:4]),
-                             "p top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in (r.p_top[j] or [])[:4])})
+            for j in range(n + 1):  # the last row is position γ+1: p only, where a bonus token would come from
+                rows.append({"position": j + 1, "draft": _text([r.draft_tokens[j]]) if j < n else "—",
+                             "q top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in r.q_top[j][:4]) if j < n else "—",
+                             "p top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in r.p_top[j][:4])})
             st.dataframe(rows, hide_index=True, key="rr_tops")
 
     # The text so far and the table of finished rounds.
