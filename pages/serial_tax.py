@@ -136,16 +136,16 @@ else:
 st.markdown(f"{layout.measured_badge()} {verdict}")
 
 st.markdown(
-    "**Why a GPU keeps this flat and a CPU does not.** Producing one token means multiplying one vector "
-    "by every weight matrix of the model. On a GPU the weights must stream from memory for each pass, and "
-    "that streaming, not the arithmetic, sets the time: thousands of arithmetic units sit mostly idle, "
-    "doing a handful of operations per weight fetched. Give the same pass k positions and each fetched "
-    "weight is used k times; the arithmetic grows k-fold but the memory traffic barely moves, so the time "
-    "stays almost flat until the units are busy. That idle arithmetic is the *under-utilisation* the "
-    "paper exploits. A CPU has a few cores and high memory bandwidth for its arithmetic speed, so for a "
-    "model of any size its cores are already busy at k = 1 and k positions cost nearly k times as much. "
-    "A tiny model is different again: a pass is mostly fixed overhead (Python, dispatching kernels), so "
-    "even a CPU shows a flat curve, for a less useful reason.")
+    "**Why a GPU keeps this flat and a CPU does not.** A pass for one new token multiplies one vector by "
+    "every weight matrix of the model, so each weight is fetched from memory to be used in a single "
+    "multiply-add. A GPU can do hundreds of operations in the time one weight takes to arrive, so at k = 1 "
+    "its arithmetic units mostly wait on memory. Give the same pass k positions and every fetched weight is "
+    "used k times: the arithmetic grows k-fold, the memory traffic hardly at all, and the time stays almost "
+    "flat until the units are busy. That idle arithmetic is the *under-utilisation* speculative decoding "
+    "puts to work. A CPU has a few cores whose arithmetic runs out after a few positions; beyond that each "
+    "extra position adds its own share of time and the curve climbs. A tiny model is a third case: its "
+    "pass is mostly fixed overhead (Python, launching each operation), so even a CPU draws a flat curve, "
+    "for a less useful reason.")
 st.caption(f"Median of {measure.REPEATS} timed passes per k after {measure.WARMUP} warm-up passes, "
            f"{measure.CONTEXT} tokens already in the KV cache, {models.configure_torch()} torch thread(s). "
            "Measured once per server process; other load on the machine shows up here too.")

@@ -34,14 +34,25 @@ def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float]
     key = pair_key(pair)
     labels = list(pair.drafts) if drafters is None else list(drafters)
     jobs = [("target", k, pair.target) for k in ks] + [(lab, 1, pair.drafts[lab]) for lab in labels]
-    bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…")
+    known = _measured()
+    fresh = any((key, role, k) not in known for role, k, _ in jobs)
+    bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…") if fresh else None
     target, draft = {}, {}
     for i, (role, k, model) in enumerate(jobs):
         seconds = pass_seconds(key, role, k, model)
+        known.add((key, role, k))
         (target if role == "target" else draft)[k if role == "target" else role] = seconds
-        bar.progress((i + 1) / len(jobs), text=f"Timing forward passes on this machine: {role}, k = {k}")
-    bar.empty()
+        if bar is not None:
+            bar.progress((i + 1) / len(jobs), text=f"Timing forward passes on this machine: {role}, k = {k}")
+    if bar is not None:
+        bar.empty()
     return target, draft
+
+
+@st.cache_resource(show_spinner=False)
+def _measured() -> set:
+    """(pair, role, k) already timed in this process: no progress bar flashes when all are cached."""
+    return set()
 
 
 def cost_profile(pair: ModelPair, draft_label: str | None = None, ks=SWEEP_KS) -> CostProfile:
