@@ -22,6 +22,13 @@ CHAPTERS = [
             "Step through real rounds: drafts, one target pass, verdicts, corrective or bonus token."),
     Chapter("pages/alpha_dial.py", "The α Dial", ":material/tune:",
             "Expected tokens and speedup against γ and α, checked against the paper and measured live."),
-    # Later chapters go here, in order: Wall-Clock Race, Identical Outputs, Where the Speedup Lives,
-    # Impact & Lineage, Quiz.
+    Chapter("pages/race.py", "Wall-Clock Race", ":material/timer:",
+            "Standard and speculative decoding race live on this machine, next to the paper's ideal-hardware race."),
+    Chapter("pages/identical_outputs.py", "Identical Outputs", ":material/verified:",
+            "Greedy: the same tokens. Sampling: the same distribution, tested, and three broken samplers that fail."),
+    Chapter("pages/speedup_lives.py", "Where the Speedup Lives", ":material/grid_on:",
+            "Which distributions each target pass computed were used, and why the method is lossless."),
+    Chapter("pages/impact.py", "Impact & Lineage", ":material/account_tree:",
+            "What came after the paper, what it did not solve, and a live shoot-out of three kinds of drafter."),
+    Chapter("pages/quiz.py", "Quiz", ":material/quiz:", "Test yourself on every chapter, with explanations."),
 ]
