@@ -1,14 +1,18 @@
 """Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core).
 
-Pages use:
-    settings.current()                 the validated sidebar settings (a Settings)
+Every page starts with `frame.ensure()`, then typically:
+    settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature())
     models.require_pair()              the loaded ModelPair, or a friendly error and st.stop()
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()
-    chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend
+    models.prompt_problem(pair, s)     the same check without stopping: (ids, message or None)
+    models.pair_key(pair)              a cache key that changes when the models are retrained
+    chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.sweep / measure.cost_profile / measure.draft_costs   cached timings of the pair here
-    charts.prob_bars / charts.token_label
-    layout.intro                       the two-sentence "what you see" and one thing to try
+    charts.prob_bars / charts.token_label / charts.labels_for / charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR
+    layout.intro / layout.paper_badge / layout.measured_badge
+    stepper                            (round, step) walk through a RoundTrace, for step-through widgets
+Chapters are listed once, in chapters.CHAPTERS.
 """
-from . import chapters, charts, chips, layout, measure, models, settings
+from . import chapters, charts, chips, frame, layout, measure, models, settings, stepper
 
-__all__ = ["chapters", "charts", "chips", "layout", "measure", "models", "settings"]
+__all__ = ["chapters", "charts", "chips", "frame", "layout", "measure", "models", "settings", "stepper"]
