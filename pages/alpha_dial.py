@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
-from ui import charts, chips, frame, layout, measure, models, settings
+from ui import admission, charts, chips, frame, layout, measure, models, operator, settings
 
 frame.ensure()
 
@@ -135,7 +135,10 @@ with st.expander("The paper's measured T5-XXL results (Table 2), next to the for
 # --- measured on the live pair -------------------------------------------------------------------
 st.subheader("Measured: the live pair, drafter by drafter")
 ids = models.require_prompt_ids(pair)
-n_rounds = st.slider("Rounds per drafter", 10, 200, 60, step=10, key="ad_rounds")
+max_rounds = max(10, operator.policy().max_rounds // 10 * 10)  # the operator's bound on one request
+if st.session_state.get("ad_rounds", 0) > max_rounds:
+    st.session_state["ad_rounds"] = max_rounds
+n_rounds = st.slider("Rounds per drafter", 10, max_rounds, min(60, max_rounds), step=10, key="ad_rounds")
 gamma_run = st.session_state["ad_gamma"]
 st.caption(f"Runs {n_rounds} rounds with each of the pair's {len(pair.drafts)} drafters at γ = {gamma_run} (the "
            f"γ slider above), {s.describe_sampling()}, on the sidebar prompt, then times plain decoding of the "
@@ -181,7 +184,8 @@ def run_measurement() -> dict:
 
 if st.button(f"Run {n_rounds} rounds per drafter", key="ad_run", type="primary", icon=":material/play_arrow:"):
     try:
-        st.session_state["ad_measured"] = run_measurement()
+        with admission.slot("the measurement"):
+            st.session_state["ad_measured"] = run_measurement()
     except ValueError as err:
         st.error(f"Could not run: {err}")
     st.rerun()  # redraw the theory charts with the measured points

@@ -3,14 +3,14 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.sampling import SamplingConfig
-from ui import chapters, frame, layout, models, settings
+from ui import admission, chapters, frame, layout, models, settings
 
 frame.ensure()
 
 HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@admission.cached(max_entries=64, what="the live figure")
 def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
              top_k: int, top_p: float, seed: int, _pair) -> dict:
     """One speculative and one plain generation of the same request (each twice, fastest kept):
@@ -19,8 +19,10 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
     best_spec = best_plain = None
     for _ in range(2):
         spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,
-                                    max_new_tokens=max_new, sampling=sampling, seed=seed, trace=False)
-        plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed)
+                                    max_new_tokens=max_new, sampling=sampling, seed=seed, trace=False,
+                                    on_round=admission.on_round)
+        plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed,
+                                        on_token=admission.on_token)
         if best_spec is None or spec.total_s < best_spec.total_s:
             best_spec = spec
         if best_plain is None or plain.total_s < best_plain.total_s:
@@ -49,7 +51,7 @@ c[2].metric("Retraining", "none", help="Off-the-shelf checkpoints; no architectu
 c[3].metric("Drafters", "77M–800M", help="T5-small, T5-base and T5-large; T5-small (77M) gave the best speedup.")
 
 st.subheader("Measured here")
-pair, error = models.get_pair(settings.current().pair)
+pair, error = models.current_pair()
 s = settings.current()
 if pair is None:
     st.warning(f"No live figure: the model pair cannot be loaded here. {error}", icon=":material/cloud_off:")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
 from specdec_core.sampling import SamplingConfig
-from ui import charts, chips, frame, layout, models, settings, stepper
+from ui import admission, charts, chips, frame, layout, models, settings, stepper
 from ui.stepper import Cursor
 
 frame.ensure()
@@ -16,13 +16,13 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@admission.cached(max_entries=32, what="these rounds")
 def generation(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
                top_k: int, top_p: float, seed: int, _pair):
     """A whole speculative generation with full traces (the seed makes it reproducible)."""
     return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
                                 sampling=SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None),
-                                seed=seed, trace=True)
+                                seed=seed, trace=True, on_round=admission.on_round)
 
 
 st.header("A Round, Token by Token")

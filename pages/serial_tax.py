@@ -7,11 +7,13 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import chips, frame, layout, measure, models, settings
+from ui import admission, chips, frame, layout, measure, models, settings
 
 frame.ensure()
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
+# Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
+# the pauses hold up no other student.
 
 s = settings.current()
 pair = models.require_pair()
@@ -55,16 +57,22 @@ if run:
     def on_token(token: int, seconds: float) -> None:
         tokens.append(token)
         pass_s.append(seconds)
-        show_progress(tokens, pass_s)
         if slow:
-            time.sleep(SLOW_MOTION_S)
+            admission.checkpoint()
+        else:
+            show_progress(tokens, pass_s)
 
     try:
-        result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed,
-                                         on_token=on_token)
+        with admission.slot("your decoding"):
+            result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed,
+                                             on_token=on_token)
     except ValueError as err:
         st.error(f"Could not decode: {err}")
         st.stop()
+    if slow:
+        for n in range(1, len(result.tokens) + 1):
+            show_progress(result.tokens[:n], result.target_pass_s[:n])
+            time.sleep(SLOW_MOTION_S)
     st.session_state["st_result"] = {"signature": signature, "tokens": result.tokens,
                                      "pass_s": result.target_pass_s, "passes": result.target_passes}
 

@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from specdec_core import speculative_generate, theory
 from specdec_core.sampling import SamplingConfig
-from ui import charts, chips, frame, layout, measure, models, settings
+from ui import admission, charts, chips, frame, layout, measure, models, settings
 
 frame.ensure()
 
@@ -120,7 +120,7 @@ st.plotly_chart(fig, key="vf_v")
 
 
 # --- one real round ------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=64)
+@admission.cached(max_entries=64, what="this round")
 def one_round(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, temperature: float, top_k: int,
               top_p: float, seed: int, _pair):
     """The trace of the first round of a speculative generation (the core's data, nothing re-derived)."""

@@ -6,6 +6,11 @@ Every page starts with `frame.ensure()`, then typically:
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()
     models.prompt_problem(pair, s)     the same check without stopping: (ids, message or None)
     models.pair_key(pair)              a cache key that changes when the models are retrained
+    admission.slot("what")             context manager around any button-triggered model work: waits
+                                       in the server's queue (visible "Queued — N ahead") for a slot
+    admission.cached(max_entries=N)    decorator instead of @st.cache_data for cached generations
+    admission.on_round / on_token      core callbacks that let Streamlit stop a long run (tab closed)
+    operator.policy()                  the operator's settings (pairs offered, bounds on one request)
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.sweep / measure.cost_profile / measure.draft_costs   cached timings of the pair here
     charts.prob_bars / charts.token_label / charts.labels_for / charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR
@@ -13,6 +18,7 @@ Every page starts with `frame.ensure()`, then typically:
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets
 Chapters are listed once, in chapters.CHAPTERS.
 """
-from . import chapters, charts, chips, frame, layout, measure, models, settings, stepper
+from . import admission, chapters, charts, chips, frame, layout, measure, models, operator, settings, stepper
 
-__all__ = ["chapters", "charts", "chips", "frame", "layout", "measure", "models", "settings", "stepper"]
+__all__ = ["admission", "chapters", "charts", "chips", "frame", "layout", "measure", "models", "operator", "settings",
+           "stepper"]

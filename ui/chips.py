@@ -2,7 +2,9 @@
 colour-blind-safe palette (Okabe & Ito) with a legend, shared by every page.
 
 Colour is never the only cue: each kind also has a marker (✓ ✗ ↺ ★ …) and rejected drafts are struck
-through. All text from users or models goes through `html.escape` before it reaches the page.
+through. All text from users or models goes through `html.escape` before it reaches the page, and
+each chip isolates its text's direction (`dir="auto"`, `unicode-bidi: isolate`): right-to-left text or
+a stray bidi override stays inside its own chip instead of reordering its neighbours.
 """
 import html
 from dataclasses import dataclass
@@ -53,7 +55,8 @@ def chip(text: str, kind: str, tip: str | None = None) -> str:
     title = escape(f"{k.label}: {k.meaning}" + (f" — {tip}" if tip else ""))
     if kind == "prompt":  # running text, line breaks kept (and marked)
         shown = escape(text).replace("\n", "↵\n")
-        return f'<span class="tok tok-prompt" title="{title}" style="opacity:0.7;white-space:pre-wrap">{shown}</span>'
+        return (f'<span class="tok tok-prompt" dir="auto" title="{title}" '
+                f'style="opacity:0.7;white-space:pre-wrap;unicode-bidi:isolate">{shown}</span>')
     border = "dashed" if kind in ("rejected", "unchecked", "drafted") else "solid"
     strike = "text-decoration:line-through;" if kind in ("rejected", "unchecked") else ""
     style = (f"background:{k.color}33;border:2px {border} {k.color};border-radius:6px;padding:0 3px;"
@@ -61,8 +64,8 @@ def chip(text: str, kind: str, tip: str | None = None) -> str:
     marker = (f'<span style="font-size:0.7em;vertical-align:super;margin-left:1px;color:{k.color}">'
               f'{k.marker}</span>') if k.marker else ""
     brk = "<br>" if text.endswith("\n") else ""
-    return (f'<span class="tok tok-{kind}" title="{title}" style="{style}white-space:pre;'
-            f'display:inline-block;line-height:1.6">{_visible(text)}{marker}</span>{brk}')
+    return (f'<span class="tok tok-{kind}" dir="auto" title="{title}" style="{style}white-space:pre;'
+            f'display:inline-block;line-height:1.6;unicode-bidi:isolate">{_visible(text)}{marker}</span>{brk}')
 
 
 def chips(texts, kinds, tips=None) -> str:

@@ -2,13 +2,18 @@
 by the pair's identity; the model itself is excluded from the hash), with a progress bar the first time.
 
 Every chapter asks for the same sweep (one target pass over k = 1…32 new positions, one draft pass
-per drafter), so whichever chapter a student opens first pays for it and the rest reuse it.
+per drafter), so whichever chapter a student opens first pays for it and the rest reuse it. The
+sweep runs alone on the server (an exclusive admission slot), so other students' generations do not
+slow the passes it times.
 """
+from contextlib import nullcontext
+
 import streamlit as st
 
 from specdec_core.measure import CostProfile, pass_cost
 from specdec_core.pairs import ModelPair
 
+from . import admission
 from .models import pair_key
 
 SWEEP_KS = tuple(range(1, 33))  # positions per target pass
@@ -36,16 +41,18 @@ def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float]
     jobs = [("target", k, pair.target) for k in ks] + [(lab, 1, pair.drafts[lab]) for lab in labels]
     known = _measured()
     fresh = any((key, role, k) not in known for role, k, _ in jobs)
-    bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…") if fresh else None
     target, draft = {}, {}
-    for i, (role, k, model) in enumerate(jobs):
-        seconds = pass_seconds(key, role, k, model)
-        known.add((key, role, k))
-        (target if role == "target" else draft)[k if role == "target" else role] = seconds
+    # Timing runs alone (an exclusive slot): passes timed next to other generations would be slower.
+    with admission.slot("timing this machine's forward passes", exclusive=True) if fresh else nullcontext():
+        bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…") if fresh else None
+        for i, (role, k, model) in enumerate(jobs):
+            seconds = pass_seconds(key, role, k, model)
+            known.add((key, role, k))
+            (target if role == "target" else draft)[k if role == "target" else role] = seconds
+            if bar is not None:
+                bar.progress((i + 1) / len(jobs), text=f"Timing forward passes on this machine: {role}, k = {k}")
         if bar is not None:
-            bar.progress((i + 1) / len(jobs), text=f"Timing forward passes on this machine: {role}, k = {k}")
-    if bar is not None:
-        bar.empty()
+            bar.empty()
     return target, draft
 
 

@@ -2,24 +2,30 @@
 
 They live in three places kept in step: the sidebar widgets (keys "s_*"), `st.session_state` (the
 widgets' own state, plus the validated `Settings` under "settings"), and the URL query parameters,
-so that a teacher can share a link that reproduces a demo. Values from a URL are untrusted:
-`settings_from_query` clamps them into range and says, in words, what it changed.
+so that a teacher can share a link that reproduces a demo. Values from a URL or a widget are
+untrusted: `settings_from_query` and `clean_prompt` clamp and clean them and say, in words, what they
+changed. Which pairs may be picked and how much one request may ask for is the operator's policy
+(`ui/operator.py`); a link can never name a file, a directory or a URL.
 """
 import math
+import unicodedata
 from dataclasses import asdict, dataclass, replace
 from typing import Mapping
 
 import streamlit as st
 
 from specdec_core.pairs import PAIRS
+from specdec_core.policy import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
 from specdec_core.sampling import SamplingConfig
+
+from . import operator
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 TEMPERATURE_RANGE = (0.0, 2.0)  # 0 = greedy
 TOP_P_RANGE = (0.01, 1.0)  # 1 = off
 SEED_RANGE = (0, 2**31 - 1)
-MAX_NEW_CAP = 200  # keeps every page's generation within seconds on a CPU
-MAX_PROMPT_CHARS = 1000
+MAX_NEW_CAP = 200  # default of SPECDEC_MAX_NEW_TOKENS: keeps every page's generation within seconds on a CPU
+MAX_PROMPT_CHARS = 1000  # default of SPECDEC_MAX_PROMPT_CHARS
 FALLBACK_CONTEXT = 1024  # bounds before a pair is loaded (or when it cannot be)
 FALLBACK_VOCAB = 50257
 
@@ -33,10 +39,12 @@ PRESETS = {
 
 # Settings field -> URL query parameter name.
 QUERY_KEYS = {"pair": "pair", "prompt": "prompt", "gamma": "gamma", "temperature": "temp", "top_k": "top_k",
-              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new"}
+              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new", "target": "target", "draft": "draft"}
+CUSTOM_ONLY = ("target", "draft")  # in the URL only when the pair is a custom one
 # Settings field -> sidebar widget key.
 WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temperature": "s_temperature",
-               "top_k": "s_top_k", "top_p": "s_top_p", "seed": "s_seed", "max_new_tokens": "s_max_new"}
+               "top_k": "s_top_k", "top_p": "s_top_p", "seed": "s_seed", "max_new_tokens": "s_max_new",
+               "target": "s_target", "draft": "s_draft"}
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,8 @@ class Settings:
     top_p: float = 1.0  # 1 = off
     seed: int = 0  # every generation gets its own generator seeded with this
     max_new_tokens: int = 40
+    target: str = ""  # custom pairs only: hub ids from the operator's allow-list
+    draft: str = ""
 
     @property
     def sampling(self) -> SamplingConfig:
@@ -73,8 +83,15 @@ class Settings:
         """The URL query parameters that reproduce these settings."""
         out = {}
         for name, value in asdict(self).items():
+            if name in CUSTOM_ONLY and self.pair != CUSTOM:
+                continue
             out[QUERY_KEYS[name]] = f"{value:g}" if isinstance(value, float) else str(value)
         return out
+
+    @property
+    def pair_args(self) -> tuple[str, str, str]:
+        """(name, target, draft) for models.get_pair."""
+        return (self.pair, self.target, self.draft) if self.pair == CUSTOM else (self.pair, "", "")
 
     def signature(self) -> tuple:
         """A hashable identity, for knowing when a stored result is stale."""
@@ -84,9 +101,10 @@ class Settings:
 DEFAULTS = Settings()
 
 
-def max_new_limit(context_length: int | None) -> int:
+def max_new_limit(context_length: int | None, policy: Policy | None = None) -> int:
     """The largest max-new-tokens the sidebar offers for a pair with this context window."""
-    return max(1, min(MAX_NEW_CAP, (context_length or FALLBACK_CONTEXT) - 1))
+    cap = (policy or operator.policy()).max_new_tokens
+    return max(1, min(cap, (context_length or FALLBACK_CONTEXT) - 1))
 
 
 # --- parsing untrusted values ---------------------------------------------------------------------
@@ -95,15 +113,68 @@ def _last(raw):
     return raw[-1] if isinstance(raw, (list, tuple)) else raw
 
 
+def shown(text, limit: int = 40) -> str:
+    """Untrusted text quoted for a message: printable characters only, no backticks (so it cannot end
+    the code span and turn into markdown), at most `limit` characters."""
+    text = str(text)
+    quoted = "".join(ch if ch.isprintable() and ch != "`" else "?" for ch in text[:limit])
+    return f"`{quoted}`" + ("…" if len(text) > limit else "")
+
+
+def clean_prompt(raw, limit: int | None = None) -> tuple[str, list[str]]:
+    """A prompt safe to tokenize and show: line breaks normalised, control characters (NUL and the
+    like) and lone surrogates removed, at most `limit` characters. Returns it with what was changed."""
+    limit = limit or operator.policy().max_prompt_chars
+    text = "" if raw is None else str(raw)
+    notes = []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    kept = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs"))
+    if len(kept) != len(text):
+        removed = len(text) - len(kept)
+        notes.append(f"The prompt contained {removed} control character{'s' * (removed != 1)} (such as NUL) "
+                     "that cannot be shown or typed; they were removed.")
+    if len(kept) > limit:
+        notes.append(f"The prompt was {len(kept):,} characters long; only the first {limit:,} are kept.")
+        kept = kept[:limit]
+    return kept, notes
+
+
+def _pair_from_query(q: dict, policy: Policy, w: list[str]) -> dict:
+    """The pair (and, for a custom pair, its two hub ids) a link asks for, if this server allows it."""
+    default = {"pair": policy.default_pair, "target": "", "draft": ""}
+    if "pair" not in q:
+        return default
+    pair = str(_last(q["pair"]))
+    fallback = f"using `{policy.default_pair}`"
+    if pair == CUSTOM:
+        target, draft = (str(_last(q.get(k, ""))) for k in ("target", "draft"))
+        try:
+            check_custom_pair(target, draft, policy)
+        except NotAllowed as err:
+            w.append(f"The link asks for a custom pair, but {err}; {fallback}.")
+            return default
+        return {"pair": CUSTOM, "target": target, "draft": draft}
+    if pair in policy.pairs:
+        return {**default, "pair": pair}
+    if looks_like_path_or_url(pair):
+        w.append(f"The link's model pair {shown(pair)} looks like a file path or a web address. A link can only "
+                 f"choose one of this server's pairs ({', '.join(policy.choices)}); {fallback}.")
+    elif pair in PAIRS:
+        w.append(f"The model pair {shown(pair)} is not offered on this server; {fallback}.")
+    else:
+        w.append(f"The link asks for an unknown model pair {shown(pair)}; {fallback}.")
+    return default
+
+
 def _number(raw, label: str, lo, hi, default, integer: bool, warnings: list[str]):
     text = str(_last(raw)).strip()
     try:
-        value = float(text)
+        value = float(text[:400])  # a longer number is no number a page could use
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or (integer and value != int(value)):
         kind = "a whole number" if integer else "a finite number"
-        warnings.append(f"The link's {label} `{text[:20]}` is not {kind}; using {default}.")
+        warnings.append(f"The link's {label} {shown(text, 20)} is not {kind}; using {default}.")
         return default
     if integer:
         value = int(value)
@@ -116,23 +187,16 @@ def _number(raw, label: str, lo, hi, default, integer: bool, warnings: list[str]
 
 
 def settings_from_query(params: Mapping[str, object], context_length: int | None = None,
-                        vocab_size: int | None = None) -> tuple[Settings, list[str]]:
-    """Settings from URL query parameters (missing ones take the defaults), clamped into range,
-    with one plain-words warning per value that was changed."""
+                        vocab_size: int | None = None, policy: Policy | None = None) -> tuple[Settings, list[str]]:
+    """Settings from URL query parameters (missing ones take the defaults), clamped into range and to
+    the operator's policy, with one plain-words warning per value that was changed."""
+    policy = policy or operator.policy()
     w: list[str] = []
-    s = DEFAULTS
     q = {k: params[k] for k in params}
-    if "pair" in q:
-        pair = str(_last(q["pair"]))
-        if pair in PAIRS:
-            s = replace(s, pair=pair)
-        else:
-            w.append(f"The link asks for an unknown model pair `{pair[:40]}`; using `{DEFAULTS.pair}`.")
+    s = replace(DEFAULTS, **_pair_from_query(q, policy, w))
     if "prompt" in q:
-        prompt = str(_last(q["prompt"]))
-        if len(prompt) > MAX_PROMPT_CHARS:
-            w.append(f"The link's prompt is {len(prompt)} characters; keeping the first {MAX_PROMPT_CHARS}.")
-            prompt = prompt[:MAX_PROMPT_CHARS]
+        prompt, notes = clean_prompt(_last(q["prompt"]), policy.max_prompt_chars)
+        w += [n.replace("The prompt", "The link's prompt", 1) for n in notes]
         s = replace(s, prompt=prompt)
     numeric = {
         "gamma": ("γ", *GAMMA_RANGE, True),
@@ -140,7 +204,7 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
         "top_k": ("top-k", 0, vocab_size or FALLBACK_VOCAB, True),
         "top_p": ("top-p", *TOP_P_RANGE, False),
         "seed": ("seed", *SEED_RANGE, True),
-        "max_new_tokens": ("max new tokens", 1, max_new_limit(context_length), True),
+        "max_new_tokens": ("max new tokens", 1, max_new_limit(context_length, policy), True),
     }
     for name, (label, lo, hi, integer) in numeric.items():
         key = QUERY_KEYS[name]
@@ -183,8 +247,19 @@ def current() -> Settings:
 
 def _from_widgets() -> Settings:
     values = {name: st.session_state.get(key, getattr(DEFAULTS, name)) for name, key in WIDGET_KEYS.items()}
-    values["prompt"] = str(values["prompt"] or "")[:MAX_PROMPT_CHARS]
+    values["prompt"], _ = clean_prompt(values["prompt"])
+    if values["pair"] != CUSTOM:
+        values["target"] = values["draft"] = ""
     return Settings(**values)
+
+
+def _clean_widget_prompt() -> None:
+    """Clean the prompt the browser sent before the text area is drawn (it may come from any client)."""
+    raw = st.session_state.get("s_prompt")
+    clean, notes = clean_prompt(raw)
+    if notes or (raw is not None and clean != raw):
+        st.session_state["s_prompt"] = clean
+        st.session_state.setdefault("s_warnings", []).extend(notes)
 
 
 def _apply_preset() -> None:
@@ -195,16 +270,32 @@ def _apply_preset() -> None:
 
 
 def _describe_pair(name: str) -> str:
+    if name == CUSTOM:
+        return "custom — a target and a drafter from this server's list of hub models"
     return f"{name} — {PAIRS[name].description}"
 
 
+def _custom_pickers(sb, policy: Policy) -> None:
+    """Two menus over the operator's allow-list: a student picks hub ids, never types them."""
+    ids = list(policy.custom_allowlist)
+    for key, label, default in (("s_target", "Custom target (hub id)", 0), ("s_draft", "Custom drafter (hub id)", 1)):
+        if st.session_state.get(key) not in ids:
+            st.session_state[key] = ids[min(default, len(ids) - 1)]
+        sb.selectbox(label, ids, key=key)
+
+
 def sidebar(load_pair) -> tuple[Settings, object, str | None]:
-    """Draw the shared settings in the sidebar. `load_pair(name)` returns (pair or None, error).
-    Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
+    """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
+    error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
     sb = st.sidebar
-    sb.selectbox("Model pair", list(PAIRS), key="s_pair", format_func=_describe_pair,
+    policy = operator.policy()
+    if st.session_state.get("s_pair") not in policy.choices:  # the operator's list changed under us
+        st.session_state["s_pair"] = policy.default_pair
+    sb.selectbox("Model pair", list(policy.choices), key="s_pair", format_func=_describe_pair,
                  help="The bundled Shakespeare pair works offline; GPT-2 pairs need the models downloaded once.")
-    pair, error = load_pair(st.session_state["s_pair"])
+    if st.session_state["s_pair"] == CUSTOM:
+        _custom_pickers(sb, policy)
+    pair, error = load_pair(*_from_widgets().pair_args)
     if error:
         sb.error(error, icon=":material/cloud_off:")
     context = pair.context_length if pair is not None else None
@@ -219,7 +310,8 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
 
     sb.selectbox("Prompt presets", list(PRESETS), index=None, key="s_preset", on_change=_apply_preset,
                  placeholder="Pick a preset line…")
-    sb.text_area("Prompt", key="s_prompt", max_chars=MAX_PROMPT_CHARS, height=90)
+    _clean_widget_prompt()
+    sb.text_area("Prompt", key="s_prompt", max_chars=policy.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
               help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")

@@ -1,0 +1,64 @@
+"""The operator's settings for this server, from environment variables or `.streamlit/secrets.toml`
+(same keys; the environment wins). See `specdec_core.policy.KEYS` for the list and the README's
+"Running it for a class" for examples.
+
+Read on every run (a dozen dictionary look-ups), so a test can change the environment; what could
+not be used is logged once, server-side.
+"""
+import logging
+import os
+import threading
+
+import streamlit as st
+
+from specdec_core.policy import KEYS, Policy, policy_from
+
+THREADS_ENV = "SPECDEC_THREADS"
+log = logging.getLogger("specdec.operator")
+_logged: set[str] = set()
+_logged_lock = threading.Lock()
+
+
+def _secrets() -> dict:
+    try:
+        if not st.secrets.load_if_toml_exists():
+            return {}
+        return {key: st.secrets[key] for key, _ in KEYS.values() if key in st.secrets}
+    except Exception as err:  # a malformed secrets.toml must not take the app down
+        _log_once(f"could not read .streamlit/secrets.toml: {type(err).__name__}: {err}")
+        return {}
+
+
+def _log_once(message: str) -> None:
+    with _logged_lock:
+        if message in _logged:
+            return
+        _logged.add(message)
+    log.warning(message)
+
+
+def torch_threads() -> int:
+    """Torch intra-op threads per process: $SPECDEC_THREADS, else half the cores. Oversubscribed cores
+    make each pass many times slower, so leave room for the server and others."""
+    try:
+        n = int(os.environ.get(THREADS_ENV) or 0)
+    except ValueError:
+        n = 0
+    return min(n, 64) if n > 0 else max(1, (os.cpu_count() or 2) // 2)
+
+
+def values() -> dict:
+    """The raw operator settings: secrets.toml, overridden by the environment."""
+    out = _secrets()
+    for key, _ in KEYS.values():
+        if key in os.environ:
+            out[key] = os.environ[key]
+    return out
+
+
+def policy() -> Policy:
+    """The operator's policy for this server (see specdec_core.policy)."""
+    p = policy_from(values(), torch_threads=torch_threads())
+    for problem in p.problems:
+        _log_once(f"operator setting ignored: {problem}")
+    return p
