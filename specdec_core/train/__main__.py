@@ -21,8 +21,8 @@ TARGET = ModelShape(n_layer=8, n_embd=384, n_head=6)
 DRAFT = ModelShape(n_layer=1, n_embd=128, n_head=2)
 FULL = {
     "draft-ce": TrainSettings(steps=2500, lr=2e-3),
-    "target": TrainSettings(steps=1300, lr=1e-3),
-    "draft-distill": TrainSettings(steps=800, lr=1e-3, warmup=50, distill_weight=0.9),
+    "target": TrainSettings(steps=1000, lr=1e-3),
+    "draft-distill": TrainSettings(steps=500, seq=128, lr=1e-3, warmup=50, distill_weight=0.9),
 }
 TINY_SHAPE = ModelShape(n_layer=1, n_embd=32, n_head=2, n_positions=64)
 TINY = TrainSettings(steps=4, batch=2, seq=32, warmup=1, eval_every=2, eval_batches=1, ckpt_every=2)
