@@ -136,9 +136,8 @@ with st.expander("The paper's measured T5-XXL results (Table 2), next to the for
 st.subheader("Measured: the live pair, drafter by drafter")
 ids = models.require_prompt_ids(pair)
 max_rounds = max(10, operator.policy().max_rounds // 10 * 10)  # the operator's bound on one request
-if st.session_state.get("ad_rounds", 0) > max_rounds:
-    st.session_state["ad_rounds"] = max_rounds
-n_rounds = st.slider("Rounds per drafter", 10, max_rounds, min(60, max_rounds), step=10, key="ad_rounds")
+st.session_state["ad_rounds"] = min(st.session_state.get("ad_rounds", 60), max_rounds)
+n_rounds = st.slider("Rounds per drafter", 10, max_rounds, step=10, key="ad_rounds")
 gamma_run = st.session_state["ad_gamma"]
 st.caption(f"Runs {n_rounds} rounds with each of the pair's {len(pair.drafts)} drafters at γ = {gamma_run} (the "
            f"γ slider above), {s.describe_sampling()}, on the sidebar prompt, then times plain decoding of the "

@@ -10,7 +10,7 @@ from specdec_core import autoregressive_generate, lab, speculative_generate
 from specdec_core.broken import BROKEN_RULES
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
-from ui import charts, chips, frame, layout, models, settings
+from ui import admission, charts, chips, frame, layout, models, operator, settings
 
 frame.ensure()
 
@@ -44,12 +44,13 @@ layout.intro(
 
 
 # --- greedy ----------------------------------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=32)
+@admission.cached(max_entries=32, what="the greedy comparison")
 def greedy_pair(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, _pair) -> dict:
     """Plain and speculative greedy decoding of the same prompt (EOS does not stop them)."""
-    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, GREEDY, seed=0, eos_token_id=None)
+    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, GREEDY, seed=0, eos_token_id=None,
+                                    on_token=admission.on_token)
     spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=GREEDY, seed=0, eos_token_id=None, trace=False)
+                                sampling=GREEDY, seed=0, eos_token_id=None, trace=False, on_round=admission.on_round)
     return {"plain": plain.tokens, "spec": spec.tokens, "plain_passes": plain.target_passes,
             "spec_passes": spec.target_passes, "kinds": spec.token_kinds}
 
@@ -107,10 +108,12 @@ prefix = ids[:cut]
 c1.html(chips.provenance_html(pair.tokenizer, prefix, [], []))
 n_tokens = c2.radio("Test the next", (1, 2), format_func=lambda n: f"{n} token{'s' * (n > 1)}", horizontal=True,
                     key="id_tokens")
-k = c2.number_input(f"K samples per decoder (≤ {lab.MAX_K})", lab.MIN_K, lab.MAX_K, LAB_K, step=500, key="id_k")
+max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the operator's bound on one request
+st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
+k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
                          help="The exact rule of the paper, or one of three broken rules from specdec_core.broken.")
-st.caption(f"Documented sample size: **K = {LAB_K}** (the bound is {lab.MAX_K}). At K = {LAB_K} with seed "
+st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). At K = {LAB_K} with seed "
            f"{LAB_SEED}, the whole prompt as prefix and the next token tested, the exact rule passes and each broken "
            f"rule fails on the bundled pair; the test rejects when p < {lab.LEVEL:g}. γ = {s.gamma}, seed {s.seed} (sidebar).")
 lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_name, sampling, s.gamma, s.seed)
@@ -159,9 +162,10 @@ def cell_label(key: tuple) -> str:
 if st.button(f"Draw {int(k)} samples from each decoder", key="id_sample", type="primary", icon=":material/casino:"):
     bar = st.progress(0.0, text="Starting…")
     try:
-        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                          sampling=sampling, rule=RULES[rule_name], seed=s.seed,
-                          progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+        with admission.slot("your samples"):
+            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                              sampling=sampling, rule=RULES[rule_name], seed=s.seed,
+                              progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
     except ValueError as err:
         bar.empty()
         st.error(f"Could not run the lab: {err}")
@@ -191,15 +195,16 @@ if st.button(f"Run the exact rule and all three broken ones (K = {int(k)} each)"
     bar = st.progress(0.0, text="Starting…")
     rows, dist = [], None
     try:
-        dist = lab.Distributions(pair.target, pair.draft, prefix)
-        rules = [EXACT, *BROKEN_RULES]
-        for i, rule in enumerate(rules):
-            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                              sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
-                              progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
-            rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
-                         "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
-                         "verdict": "passes" if res.speculative_test.passes else "FAILS"})
+        with admission.slot("your four tests"):
+            dist = lab.Distributions(pair.target, pair.draft, prefix)
+            rules = [EXACT, *BROKEN_RULES]
+            for i, rule in enumerate(rules):
+                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
+                rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
+                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
+                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
     except ValueError as err:
         st.error(f"Could not run the lab: {err}")
         st.stop()

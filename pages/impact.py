@@ -5,7 +5,7 @@ from plotly.subplots import make_subplots
 import streamlit as st
 
 from specdec_core import NgramDrafter, UnigramDrafter, race
-from ui import chips, frame, layout, measure, models, settings
+from ui import admission, chips, frame, layout, measure, models, settings
 
 frame.ensure()
 
@@ -90,8 +90,9 @@ signature = (models.pair_key(pair), s.signature(), which)
 if st.button("Run the shoot-out", key="im_run", type="primary", icon=":material/emoji_events:"):
     bar = st.progress(0.0, text="Starting…")
     try:
-        out = race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling, s.seed,
-                                    progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+        with admission.slot("your shoot-out"):
+            out = race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling, s.seed,
+                                        progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
     except ValueError as err:
         bar.empty()
         st.error(f"Could not run: {err}")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from specdec_core import race, theory
 from specdec_core.round_stats import measured_alpha
-from ui import charts, chips, frame, layout, measure, models, settings
+from ui import admission, charts, chips, frame, layout, measure, models, settings
 
 frame.ensure()
 
@@ -67,12 +67,13 @@ if start:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
     try:
-        with st.spinner("Warming up both decoders (untimed)…"):
-            race.warm_up(pair.target, pair.draft, ids, s.gamma)
-        result = race.live_race(
-            pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed, warm=False,
-            on_event=lambda lane: draw_lane(lane.name, lane.tokens, lane.kinds,
-                                            lane.passes[-1] if lane.passes else 0, lane.times[-1] if lane.times else None))
+        with admission.slot("your race"):
+            with st.spinner("Warming up both decoders (untimed)…"):
+                race.warm_up(pair.target, pair.draft, ids, s.gamma)
+            result = race.live_race(
+                pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed, warm=False,
+                on_event=lambda lane: draw_lane(lane.name, lane.tokens, lane.kinds, lane.passes[-1] if lane.passes
+                                                else 0, lane.times[-1] if lane.times else None))
     except ValueError as err:
         st.error(f"Could not race: {err}")
         st.stop()
@@ -217,8 +218,9 @@ st.caption(f"Runs the live request at γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]
 if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
     bar = st.progress(0.0, text="Sweeping γ…")
     try:
-        sweep = race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens, s.sampling, s.seed,
-                                 progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+        with admission.slot("your γ sweep"):
+            sweep = race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens, s.sampling,
+                                     s.seed, progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
     except ValueError as err:
         st.error(f"Could not sweep: {err}")
         st.stop()

@@ -7,7 +7,7 @@ import streamlit as st
 from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
 from specdec_core.sampling import SamplingConfig
 from specdec_core.usage import pass_usage, usage_summary
-from ui import chips, frame, layout, models, settings
+from ui import admission, chips, frame, layout, models, settings
 
 frame.ensure()
 
@@ -34,15 +34,16 @@ layout.intro(
     "longer where the text starts repeating itself.")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@admission.cached(max_entries=32, what="both traces")
 def traces(pair_id: str, drafter: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
            top_k: int, top_p: float, seed: int, _pair):
     """Plain and speculative generations of the same request, with per-pass usage."""
     sampling = SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None)
     d = NgramDrafter() if drafter == NGRAM else _pair.drafts[drafter]
-    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed, eos_token_id=None)
+    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed, eos_token_id=None,
+                                    on_token=admission.on_token)
     spec = speculative_generate(_pair.target, d, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=sampling, seed=seed, eos_token_id=None, trace=False)
+                                sampling=sampling, seed=seed, eos_token_id=None, trace=False, on_round=admission.on_round)
     return {"plain": pass_usage(plain), "spec": pass_usage(spec), "plain_tokens": plain.tokens, "spec_tokens": spec.tokens}
 
 
