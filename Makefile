@@ -13,6 +13,12 @@ run: .venv/ready
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 test: .venv/ready
+	scripts/ensure_chromium.sh
 	$(PY) -m pytest -q
 
-.PHONY: run test
+# Real-browser screenshots of every chapter into docs/screenshots/ (for the README).
+screenshots: .venv/ready
+	scripts/ensure_chromium.sh
+	scripts/refresh_screenshots.sh
+
+.PHONY: run test screenshots
