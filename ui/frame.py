@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from . import chapters, layout, models, settings
+from . import chapters, layout, models, operator, settings
 
 _state = threading.local()  # one script run = one thread at a time
 
@@ -19,6 +19,7 @@ _state = threading.local()  # one script run = one thread at a time
 def render():
     """Draw the frame; return the page `st.navigation` selected."""
     st.set_page_config(page_title=layout.TITLE, page_icon=":material/bolt:", layout="wide")
+    operator.configure_logging()
     threads = models.configure_torch()
     pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
              for i, c in enumerate(chapters.CHAPTERS)]

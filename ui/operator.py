@@ -56,6 +56,18 @@ def values() -> dict:
     return out
 
 
+@st.cache_resource(show_spinner=False)
+def configure_logging() -> None:
+    """Send the app's own log lines (logger "specdec") to stderr next to Streamlit's, once per process."""
+    logger = logging.getLogger("specdec")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def policy() -> Policy:
     """The operator's policy for this server (see specdec_core.policy)."""
     p = policy_from(values(), torch_threads=torch_threads())
