@@ -149,65 +149,69 @@ def use_measured_alpha() -> None:
     st.session_state["race_alpha"] = st.session_state["race_alpha_measured"]
 
 
-cols = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
-alpha = cols[0].slider("α", 0.0, 0.99, step=0.01, key="race_alpha")
-gamma = cols[1].slider("γ", 1, 16, key="race_gamma")
-c = cols[2].slider("c on ideal hardware", 0.0, 0.5, step=0.005, format="%.3f", key="race_c",
-                   help="Draft pass / target pass. The explainer's default: a drafter 50× cheaper, c = 0.02.")
-n_tokens = cols[3].slider("Tokens", 10, 200, step=10, key="race_tokens")
-cols[4].button("Use the live α", key="race_use_alpha", on_click=use_measured_alpha,
-               disabled=not st.session_state.get("race_alpha_measured"),
-               help="The α measured in the live race above (run it first).")
+@st.fragment
+def simulated_race() -> None:
+    """The simulated race: a fragment, so its sliders and Play rerun only this section."""
+    cols = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
+    alpha = cols[0].slider("α", 0.0, 0.99, step=0.01, key="race_alpha")
+    gamma = cols[1].slider("γ", 1, 16, key="race_gamma")
+    c = cols[2].slider("c on ideal hardware", 0.0, 0.5, step=0.005, format="%.3f", key="race_c",
+                       help="Draft pass / target pass. The explainer's default: a drafter 50× cheaper, c = 0.02.")
+    n_tokens = cols[3].slider("Tokens", 10, 200, step=10, key="race_tokens")
+    cols[4].button("Use the live α", key="race_use_alpha", on_click=use_measured_alpha,
+                   disabled=not st.session_state.get("race_alpha_measured"),
+                   help="The α measured in the live race above (run it first).")
 
-v_here = profile.v(gamma)
-lanes = {
-    "standard": race.simulated_plain(n_tokens),
-    "ideal": race.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
-    "machine": race.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
-                                          name="speculative, this machine"),
-}
-expected = {"standard": float(n_tokens), "ideal": race.expected_finish(alpha, gamma, c, n_tokens, 1.0),
-            "machine": race.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
-labels = {"standard": "standard decoding", "ideal": f"speculative, ideal hardware (v = 1, c = {c:.3f})",
-          "machine": f"speculative, this machine (v = {v_here:.2f}, c = {profile.c:.3f})"}
+    v_here = profile.v(gamma)
+    lanes = {
+        "standard": race.simulated_plain(n_tokens),
+        "ideal": race.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
+        "machine": race.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
+                                              name="speculative, this machine"),
+    }
+    expected = {"standard": float(n_tokens), "ideal": race.expected_finish(alpha, gamma, c, n_tokens, 1.0),
+                "machine": race.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
+    labels = {"standard": "standard decoding", "ideal": f"speculative, ideal hardware (v = 1, c = {c:.3f})",
+              "machine": f"speculative, this machine (v = {v_here:.2f}, c = {profile.c:.3f})"}
 
-m = st.columns(3)
-m[0].metric("Ideal hardware: expected speedup", f"{theory.speedup(alpha, gamma, c, 1.0):.2f}×",
-            help="E(α, γ) / (γc + 1), the paper's Theorem 3.8.")
-m[1].metric("This machine: expected speedup", f"{theory.speedup(alpha, gamma, profile.c, v_here):.2f}×",
-            help="E(α, γ) / (γc + v(γ)) with this machine's measured c and v(γ).")
-m[2].metric("Target passes (this run)", f"{lanes['standard'].passes} → {lanes['ideal'].passes}",
-            help="Standard lane against the speculative lanes (both speculative lanes share the same random acceptances).")
+    m = st.columns(3)
+    m[0].metric("Ideal hardware: expected speedup", f"{theory.speedup(alpha, gamma, c, 1.0):.2f}×",
+                help="E(α, γ) / (γc + 1), the paper's Theorem 3.8.")
+    m[1].metric("This machine: expected speedup", f"{theory.speedup(alpha, gamma, profile.c, v_here):.2f}×",
+                help="E(α, γ) / (γc + v(γ)) with this machine's measured c and v(γ).")
+    m[2].metric("Target passes (this run)", f"{lanes['standard'].passes} → {lanes['ideal'].passes}",
+                help="Standard lane against the speculative lanes (both speculative lanes share the same random acceptances).")
 
-fig = go.Figure()
-for key, lane in lanes.items():
-    fig.add_scatter(x=[0.0] + lane.times, y=list(range(len(lane.times) + 1)), mode="lines", line_shape="hv",
-                    name=labels[key], line=dict(color=LANE_COLORS["standard" if key == "standard" else key], width=3))
-    fig.add_vline(x=expected[key], line_dash="dot", line_color=LANE_COLORS["standard" if key == "standard" else key])
-fig.update_layout(title=f"{n_tokens} tokens at α = {alpha:.2f}, γ = {gamma} (dotted: expected finish from the formula)",
-                  xaxis_title="time (target passes of one position)", yaxis_title="tokens", height=380,
-                  margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))
-st.plotly_chart(fig, key="race_sim_chart")
-
-play = st.button("Play the simulated race", key="race_sim_play", icon=":material/play_arrow:")
-bars = {key: st.empty() for key in lanes}
-end = max(lane.finish for lane in lanes.values())
-
-
-def draw_bars(t: float) -> None:
+    fig = go.Figure()
     for key, lane in lanes.items():
-        done = sum(1 for x in lane.times if x <= t)
-        bars[key].progress(done / n_tokens, text=f"{labels[key]}: {done}/{n_tokens} tokens at t = {min(t, end):.1f}")
+        fig.add_scatter(x=[0.0] + lane.times, y=list(range(len(lane.times) + 1)), mode="lines", line_shape="hv",
+                        name=labels[key], line=dict(color=LANE_COLORS["standard" if key == "standard" else key], width=3))
+        fig.add_vline(x=expected[key], line_dash="dot", line_color=LANE_COLORS["standard" if key == "standard" else key])
+    fig.update_layout(title=f"{n_tokens} tokens at α = {alpha:.2f}, γ = {gamma} (dotted: expected finish from the formula)",
+                      xaxis_title="time (target passes of one position)", yaxis_title="tokens", height=380,
+                      margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))
+    st.plotly_chart(fig, key="race_sim_chart")
+
+    play = st.button("Play the simulated race", key="race_sim_play", icon=":material/play_arrow:")
+    bars = {key: st.empty() for key in lanes}
+    end = max(lane.finish for lane in lanes.values())
+
+    def draw_bars(t: float) -> None:
+        for key, lane in lanes.items():
+            done = sum(1 for x in lane.times if x <= t)
+            bars[key].progress(done / n_tokens, text=f"{labels[key]}: {done}/{n_tokens} tokens at t = {min(t, end):.1f}")
+
+    if play:
+        for i in range(REPLAY_FRAMES + 1):
+            draw_bars(end * i / REPLAY_FRAMES)
+            time.sleep(REPLAY_S / REPLAY_FRAMES)
+    else:
+        draw_bars(end)
+    st.caption("Both speculative lanes use the same random acceptances (seed from the sidebar), so they differ only "
+               "in what a round costs. The live race above is the measured version of the *this machine* lane.")
 
 
-if play:
-    for i in range(REPLAY_FRAMES + 1):
-        draw_bars(end * i / REPLAY_FRAMES)
-        time.sleep(REPLAY_S / REPLAY_FRAMES)
-else:
-    draw_bars(end)
-st.caption("Both speculative lanes use the same random acceptances (seed from the sidebar), so they differ only "
-           "in what a round costs. The live race above is the measured version of the *this machine* lane.")
+simulated_race()
 
 
 # --- gamma sweep ---------------------------------------------------------------------------------------
