@@ -17,6 +17,7 @@ frame.ensure()
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
 LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
 LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
+DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
 RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES)}
 BROKEN_WHY = {
     BROKEN_RULES[0].name: "After a rejection it draws from p itself. The accept step has already given every "
@@ -113,9 +114,11 @@ st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
                          help="The exact rule of the paper, or one of three broken rules from specdec_core.broken.")
-st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). At K = {LAB_K} with seed "
-           f"{LAB_SEED}, the whole prompt as prefix and the next token tested, the exact rule passes and each broken "
-           f"rule fails on the bundled pair; the test rejects when p < {lab.LEVEL:g}. γ = {s.gamma}, seed {s.seed} (sidebar).")
+st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). At K = {LAB_K}, on the bundled "
+           f"pair with the default settings (the *{DEFAULT_PRESET}* prompt as prefix, temperature "
+           f"{settings.DEFAULTS.temperature:g}, γ = {settings.DEFAULTS.gamma}, seed {LAB_SEED}) and the next token "
+           f"tested, the exact rule passes and each broken rule fails; the test rejects when p < {lab.LEVEL:g}. "
+           f"Now: γ = {s.gamma}, seed {s.seed} (sidebar).")
 lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_name, sampling, s.gamma, s.seed)
 
 
