@@ -86,7 +86,9 @@ def provenance_html(tokenizer, prompt_ids, tokens, kinds, tail: str = "") -> str
     `tail` is extra chip HTML appended at the end (e.g. the drafts of a round in progress)."""
     body = chip(tokenizer.decode(list(prompt_ids)), "prompt")
     body += "".join(chip(t, k) for t, k in zip(token_strings(tokenizer, tokens), kinds))
-    return f'<div class="tok-run" style="font-family:ui-monospace,monospace;font-size:0.95em">{body}{tail}</div>'
+    ids = " ".join(str(int(t)) for t in tokens)  # the generated token ids, for checks from a browser (load test)
+    return (f'<div class="tok-run" data-tokens="{ids}" style="font-family:ui-monospace,monospace;font-size:0.95em">'
+            f'{body}{tail}</div>')
 
 
 def show(html_text: str) -> None:
