@@ -411,7 +411,7 @@ def test_a_stopped_run_leaves_the_queue_and_frees_its_slot(small_gate, monkeypat
 def test_queue_message_counts_who_is_ahead():
     assert "Queued — 3 ahead of you" in admission.queue_message(3, 2, 2, "your race")
     assert "Queued — you are next" in admission.queue_message(0, 1, 1, "your race")
-    assert "Your race starts by itself" in admission.queue_message(0, 1, 1, "your race")
+    assert "Your race will start by itself" in admission.queue_message(0, 1, 1, "your race")
 
 
 def test_a_page_waits_in_line_and_shows_its_place(monkeypatch):

@@ -140,8 +140,8 @@ def queue_message(ahead: int, running: int, limit: int, what: str) -> str:
     """What a queued student reads."""
     place = "you are next" if ahead == 0 else f"{ahead} ahead of you"
     return (f"**Queued — {place}.** This server runs {limit} generation{'s' * (limit != 1)} at a time so "
-            f"that each stays fast ({running} running now). {what[:1].upper() + what[1:]} starts by itself; "
-            "keep this tab open.")
+            f"that each stays fast ({running} running now). {what[:1].upper() + what[1:]} will start by itself "
+            "as soon as one is free; keep this tab open.")
 
 
 @contextmanager
