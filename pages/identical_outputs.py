@@ -83,12 +83,14 @@ else:
 # --- sampling ----------------------------------------------------------------------------------------
 st.subheader("Sampling: the same distribution, tested")
 sampling = s.sampling if not s.greedy else SamplingConfig(LAB_TEMPERATURE)
+lab_sampling_text = (f"the sidebar settings: {s.describe_sampling()}" if not s.greedy
+                     else f"temperature {LAB_TEMPERATURE:g} (the sidebar is greedy)")
 st.markdown(
     "Fix a prefix. Its next token (or next two) has an exact distribution under the target, which one target "
     "pass per first token computes. Draw K samples with speculative decoding and K with plain sampling, and "
     "ask Pearson's chi-square test whether each set of counts could have come from that distribution. Outcomes "
     f"expected fewer than {lab.MIN_EXPECTED} times are pooled into *other* cells, as the test requires. "
-    f"The lab samples with {('the sidebar settings: ' + s.describe_sampling()) if not s.greedy else f'temperature {LAB_TEMPERATURE:g} (the sidebar is greedy)'}.")
+    f"The lab samples with {lab_sampling_text}.")
 with st.expander("How the samples are drawn, quickly"):
     st.markdown(
         "Each speculative sample is one generation with its own seed (seed, seed + 1, …), replayed from "
@@ -99,7 +101,7 @@ with st.expander("How the samples are drawn, quickly"):
         "`speculative_generate` gives for the same seed.")
 
 c1, c2 = st.columns([3, 2])
-st.session_state.setdefault("id_prefix_len", len(ids))
+st.session_state.setdefault("id_prefix_len", min(lab.DOCUMENTED_PREFIX_TOKENS or len(ids), len(ids)))
 st.session_state["id_prefix_len"] = min(max(1, st.session_state["id_prefix_len"]), len(ids))
 if len(ids) > 1:
     cut = c1.slider("Prefix: the first n tokens of the prompt", 1, len(ids), key="id_prefix_len")
@@ -108,16 +110,19 @@ else:
 prefix = ids[:cut]
 c1.html(chips.provenance_html(pair.tokenizer, prefix, [], []))
 n_tokens = c2.radio("Test the next", (1, 2), format_func=lambda n: f"{n} token{'s' * (n > 1)}", horizontal=True,
-                    key="id_tokens")
+                    index=lab.DOCUMENTED_N_TOKENS - 1, key="id_tokens")
 max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the operator's bound on one request
 st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
                          help="The exact rule of the paper, or one of three broken rules from specdec_core.broken.")
-st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). At K = {LAB_K}, on the bundled "
-           f"pair with the default settings (the *{DEFAULT_PRESET}* prompt as prefix, temperature "
-           f"{settings.DEFAULTS.temperature:g}, γ = {settings.DEFAULTS.gamma}, seed {LAB_SEED}) and the next token "
-           f"tested, the exact rule passes and each broken rule fails; the test rejects when p < {lab.LEVEL:g}. "
+documented_prefix = ("the whole prompt" if lab.DOCUMENTED_PREFIX_TOKENS is None
+                     else f"the prompt's first {lab.DOCUMENTED_PREFIX_TOKENS} tokens")
+st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). The page's defaults are the "
+           f"documented run: on the bundled pair with the default settings (the *{DEFAULT_PRESET}* prompt, "
+           f"temperature {settings.DEFAULTS.temperature:g}, γ = {settings.DEFAULTS.gamma}, seed {LAB_SEED}), "
+           f"{documented_prefix} as prefix and the next {lab.DOCUMENTED_N_TOKENS} token(s) tested at K = {LAB_K}, "
+           f"the exact rule passes and each broken rule fails; the test rejects when p < {lab.LEVEL:g}. "
            f"Now: γ = {s.gamma}, seed {s.seed} (sidebar).")
 lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_name, sampling, s.gamma, s.seed)
 

@@ -33,10 +33,14 @@ MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a 
 MIN_K = 100
 MIN_EXPECTED = 5  # chi-square cells expected fewer times than this are pooled (the usual rule of thumb)
 LEVEL = 0.001  # significance level: p-value below it = "not the target distribution"
-# The documented demonstration: at this K and seed, on the bundled pair, the default prompt as prefix and the
-# next token tested at temperature 1, the exact rule passes and every broken rule fails (tests check it).
+# The documented demonstration (the lab page's defaults): on the bundled pair with the app's default settings
+# (prompt, temperature, gamma), the prompt's first DOCUMENTED_PREFIX_TOKENS tokens as prefix (None: all of
+# them), the next DOCUMENTED_N_TOKENS tokens tested with K = DOCUMENTED_K samples from seed DOCUMENTED_SEED,
+# the exact rule passes and every broken rule fails. tests/test_pages_part2.py checks it.
 DOCUMENTED_K = 3000
 DOCUMENTED_SEED = 0
+DOCUMENTED_PREFIX_TOKENS: int | None = None
+DOCUMENTED_N_TOKENS = 1
 OTHER = "other"  # marks pooled outcomes inside a cell key
 
 Outcome = tuple[int, ...]  # the next n tokens

@@ -183,11 +183,13 @@ def test_chi_square_catches_impossible_outcomes_and_skewed_counts():
 
 @pytest.fixture(scope="module")
 def documented_runs(pair, prompt_ids):
-    """The page's documented run: whole default prompt, next token, temperature 1, K and seed as documented."""
-    dist = lab.Distributions(pair.target, pair.draft, prompt_ids)
-    return {rule.name: lab.run_lab(pair.target, pair.draft, prompt_ids, n_tokens=1, k=lab.DOCUMENTED_K,
-                                   gamma=settings.DEFAULTS.gamma, sampling=SamplingConfig(1.0), rule=rule,
-                                   seed=lab.DOCUMENTED_SEED, with_plain=rule is EXACT, dist=dist)
+    """The page's documented run: default settings, the documented prefix, n tokens, K and seed."""
+    prefix = prompt_ids[:lab.DOCUMENTED_PREFIX_TOKENS]
+    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    return {rule.name: lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_N_TOKENS,
+                                   k=lab.DOCUMENTED_K, gamma=settings.DEFAULTS.gamma,
+                                   sampling=settings.DEFAULTS.sampling, rule=rule, seed=lab.DOCUMENTED_SEED,
+                                   with_plain=rule is EXACT, dist=dist)
             for rule in (EXACT, *BROKEN_RULES)}
 
 
