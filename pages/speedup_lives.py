@@ -86,9 +86,9 @@ m[2].metric("Distributions used", f"{plain_sum['used']} → {spec_sum['used']}",
 m[3].metric("Used per pass", f"{plain_sum['tokens_per_pass']:.2f} → {spec_sum['tokens_per_pass']:.2f}")
 left, right = st.columns(2)
 with left:
-    grid(t["plain"], t["plain_tokens"], "Standard decoding: one distribution per pass, always used", "sl_grid_plain")
+    grid(t["plain"], t["plain_tokens"], "Standard: one distribution per pass, always used", "sl_grid_plain")
 with right:
-    grid(t["spec"], t["spec_tokens"], f"Speculative decoding ({drafter}, γ = {s.gamma})", "sl_grid_spec")
+    grid(t["spec"], t["spec_tokens"], f"Speculative: {drafter}, γ = {s.gamma}", "sl_grid_spec")
 st.markdown(
     f"{layout.measured_badge()} Both decoders use exactly one distribution per output token ({spec_sum['used']} here): "
     "the accounting of *which* distributions decide the text is the same. The difference is how many of them "

@@ -155,8 +155,10 @@ def identical_outputs(page):
 
 
 def speedup_lives(page):
-    page.locator(".st-key-sl_drafter label").filter(has_text="n-gram").first.click()
-    return '.st-key-sl_grid_spec:has-text("n-gram")'
+    option = page.locator('.st-key-sl_drafter [role="radiogroup"] label').nth(1)  # the second drafter
+    label = option.inner_text().strip()
+    option.click()
+    return f'.st-key-sl_grid_spec:has-text("{label}")'
 
 
 def impact(page):
