@@ -130,14 +130,21 @@ lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_na
 def show_result(res: lab.LabResult, key: str) -> None:
     spec_t, plain_t = res.speculative_test, res.plain_test
     m = st.columns(4)
-    verdict = lambda t: "consistent with p" if t.passes else "NOT p"
-    m[0].metric(f"Speculative ({res.rule}): p-value", f"{spec_t.pvalue:.3g}", verdict(spec_t), delta_color="off"
-                if spec_t.passes else "inverse", help=f"χ² = {spec_t.statistic:.1f} with {spec_t.df} degrees of freedom.")
+
+    def test_metric(col, label: str, t: lab.ChiSquare) -> None:
+        col.metric(label, f"{t.pvalue:.3g}", "consistent with p" if t.passes else f"not p (below {lab.LEVEL:g})",
+                   delta_color="green" if t.passes else "red", delta_arrow="off",
+                   help=f"χ² = {t.statistic:.1f} with {t.df} degrees of freedom.")
+
+    test_metric(m[0], f"Speculative ({res.rule}): p-value", spec_t)
     if plain_t is not None:
-        m[1].metric("Plain sampling: p-value", f"{plain_t.pvalue:.3g}", verdict(plain_t), delta_color="off"
-                    if plain_t.passes else "inverse", help=f"χ² = {plain_t.statistic:.1f} with {plain_t.df} degrees of freedom.")
+        test_metric(m[1], "Plain sampling: p-value", plain_t)
     m[2].metric("Cells in the test", len(res.cells.keys))
     m[3].metric("Time", f"{res.seconds:.1f} s", help=f"{res.passes} forward passes, one per distinct context.")
+    if spec_t.df == 0:
+        st.warning(f"Nothing to test here: no outcome is expected {lab.MIN_EXPECTED} times in {res.k} samples, so "
+                   "every sample falls in one pooled cell. The target is too unsure after this prefix; raise K or "
+                   "pick another prefix.", icon=":material/blur_on:")
     if spec_t.impossible:
         st.error(f"{spec_t.impossible} speculative samples are outcomes the target gives probability zero.")
     top = res.top_cells(12)
