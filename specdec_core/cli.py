@@ -1,8 +1,10 @@
-"""Command line:  python -m specdec_core generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40"""
+"""Command line:  python -m specdec_core generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40
+                  python -m specdec_core bench [--quick] [--pair shakespeare ...] [--out DIR]"""
 import argparse
 import json
 import sys
 
+from .bench import add_arguments as bench_arguments, main as bench_main
 from .drafters import NgramDrafter, UnigramDrafter
 from .pairs import PAIRS, PairUnavailable, load_pair
 from .sampler import autoregressive_generate, speculative_generate
@@ -52,7 +54,11 @@ def main(argv=None) -> int:
     g.add_argument("--plain", action="store_true", help="plain autoregressive decoding instead")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=_generate)
+    b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")
+    bench_arguments(b)
+    b.set_defaults(func=bench_main)
     args = ap.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the benchmark quotes its own command
     try:
         return args.func(args)
     except (ValueError, PairUnavailable) as err:

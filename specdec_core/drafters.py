@@ -4,6 +4,7 @@ A `Drafter` is shared and stateless (it may wrap a cached model); `start()` give
 `DraftSession` that may keep state such as a KV cache. Each round the sampler calls
 `session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output).
 """
+from array import array
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -69,14 +70,17 @@ class _ModelDraftSession:
         """Roll the cache back to the longest prefix it shares with `context` (keeping at least one
         token to feed, since we need logits after the last one); return the tokens still to feed."""
         n = min(len(self.fed), len(context) - 1)
-        common = next((i for i in range(n) if self.fed[i] != context[i]), n)
+        if self.fed[:n] == context[:n]:  # the usual case, settled by one list comparison in C
+            common = n
+        else:
+            common = next(i for i in range(n) if self.fed[i] != context[i])
         self.lm.rollback(len(self.fed) - common)
         del self.fed[common:]
         return context[common:]
 
     def propose(self, context, gamma, sampling, generator) -> Proposal:
         feed = self._sync(context)
-        tokens, logits_rows, pass_s = [], [], []
+        tokens, logits_rows, q_rows, pass_s = [], [], [], []
         for _ in range(gamma):
             logits = self.lm.extend(feed, logits_to_keep=1)  # (1, V)
             self.fed += feed
@@ -85,9 +89,10 @@ class _ModelDraftSession:
             x = int(q_row.argmax()) if sampling.greedy else sample(q_row, generator)
             tokens.append(x)
             logits_rows.append(logits[0])
+            q_rows.append(q_row)
             feed = [x]
-        logits = torch.stack(logits_rows)  # (gamma, V)
-        return Proposal(tokens, to_probs(logits, sampling), logits, pass_s)
+        # q is exactly the rows each x_i was drawn from (stacked, not transformed a second time).
+        return Proposal(tokens, torch.stack(q_rows), torch.stack(logits_rows), pass_s)  # (gamma, V) each
 
 
 # --- model-free drafters ----------------------------------------------------------------------------
@@ -117,11 +122,22 @@ class _NgramSession:
 
     def lookup(self, context: list[int], gamma: int) -> list[int]:
         """Up to gamma tokens that followed the most recent earlier match of the context's suffix."""
+        # The search runs in C: the context as bytes (4 per token), bytes.rfind for the suffix. A hit
+        # at an offset that is not a multiple of 4 straddles two tokens and is skipped.
+        hay = array("i", context).tobytes() if max(context, default=0) < 2**31 else None
         for n in range(min(self.max_n, len(context) - 1), 0, -1):
-            suffix = context[-n:]
-            for start in range(len(context) - n - 1, -1, -1):
-                if context[start:start + n] == suffix:
-                    return context[start + n:start + n + gamma]
+            if hay is None:  # ids too large for 4 bytes: the plain scan
+                start = next((s for s in range(len(context) - n - 1, -1, -1)
+                              if context[s:s + n] == context[-n:]), None)
+            else:
+                start, end, needle = None, 4 * (len(context) - 1), hay[-4 * n:]
+                while (at := hay.rfind(needle, 0, end)) >= 0:  # the match must leave a token after it
+                    if at % 4 == 0:
+                        start = at // 4
+                        break
+                    end = at + 4 * n - 1
+            if start is not None:
+                return context[start + n:start + n + gamma]
         return []
 
     def propose(self, context, gamma, sampling, generator) -> Proposal:

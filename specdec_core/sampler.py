@@ -247,7 +247,8 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
         # Verify: ONE target pass over the last committed token and all drafts.
         p = to_probs(lm.extend([context[-1]] + drafts), sampling)  # (n + 1, V)
         pass_s.append(lm.last_pass_s)
-        q = (proposal.q if sampling.greedy else rule.verification_q(proposal, sampling))[:len(drafts)]
+        own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
+        q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
         v = verify(p, q, drafts, sampling, generator, rule)
         lm.rollback(len(drafts) - v.n_accepted)  # forget the rejected drafts' keys and values
 
