@@ -23,6 +23,7 @@ import csv
 import gc
 import json
 import math
+import os
 import platform
 import random
 import re
@@ -42,6 +43,7 @@ from .pairs import PAIRS, PairUnavailable, load_pair
 from .sampler import autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 
+FORWARD_ENV = "SPECDEC_TRANSFORMERS_FORWARD"  # see specdec_core.lm
 PROMPTS_FILE = Path(__file__).resolve().parent.parent / "assets" / "bench_prompts.json"
 SAMPLING = SamplingConfig(temperature=1.0)  # sampling rows: the model's own distribution, no truncation
 TARGETS = {  # issue 6, for the bundled pair, greedy, 64 new tokens, median over prompts
@@ -56,16 +58,22 @@ class Config:
     drafter: str = ""  # "model" | "ngram" for "spec"; the assistant schedule for "hf-assisted"
     gamma: int = 0  # drafts per round (HF: constant num_assistant_tokens; 0 where it does not apply)
     trace: bool = True  # our sampler's trace flag (True is the default callers get)
+    forward: str = "core"  # our rows: "core" (lm.CachedLM's own GPT-2 pass) or "transformers" (model forward)
 
     @property
     def label(self) -> str:
         if self.method == "plain":
-            return f"plain {self.decoding}"
+            return f"plain {self.decoding}" + self.forward_tag
         if self.method == "hf":
             return "hf generate (plain greedy)"
         if self.method == "hf-assisted":
             return f"hf assisted, {self.drafter}" + (f" gamma={self.gamma}" if self.gamma else "")
-        return f"spec {self.drafter} {self.decoding} gamma={self.gamma}" + ("" if self.trace else " (trace off)")
+        return (f"spec {self.drafter} {self.decoding} gamma={self.gamma}" + ("" if self.trace else " (trace off)")
+                + self.forward_tag)
+
+    @property
+    def forward_tag(self) -> str:
+        return " [transformers forward]" if self.forward == "transformers" else ""
 
 
 @dataclass
@@ -199,14 +207,18 @@ def _hf_run(pair, cfg: Config, ids: list[int], n: int) -> dict:
 
 def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     sampling = GREEDY if cfg.decoding == "greedy" else SAMPLING
-    start = time.perf_counter()
-    if cfg.method == "plain":
-        res = autoregressive_generate(pair.target, ids, n, sampling, seed=seed, eos_token_id=None)
-    else:
-        drafter = pair.draft if cfg.drafter == "model" else NgramDrafter()
-        res = speculative_generate(pair.target, drafter, ids, gamma=cfg.gamma, max_new_tokens=n,
-                                   sampling=sampling, seed=seed, eos_token_id=None, trace=cfg.trace)
-    seconds = time.perf_counter() - start
+    os.environ[FORWARD_ENV] = "1" if cfg.forward == "transformers" else "0"  # read when a CachedLM is made
+    try:
+        start = time.perf_counter()
+        if cfg.method == "plain":
+            res = autoregressive_generate(pair.target, ids, n, sampling, seed=seed, eos_token_id=None)
+        else:
+            drafter = pair.draft if cfg.drafter == "model" else NgramDrafter()
+            res = speculative_generate(pair.target, drafter, ids, gamma=cfg.gamma, max_new_tokens=n,
+                                       sampling=sampling, seed=seed, eos_token_id=None, trace=cfg.trace)
+        seconds = time.perf_counter() - start
+    finally:
+        os.environ.pop(FORWARD_ENV, None)
     # Judged drafts: the accepted ones plus the one rejected (a round stops at its first rejection).
     # accepted / judged is the per-draft acceptance rate alpha of the theory's i.i.d. model.
     judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds)
@@ -236,6 +248,10 @@ def configs(s: Settings) -> list[Config]:
         for drafter in ("model", "ngram"):
             out += [Config("spec", decoding, drafter, g) for g in s.gammas]
     if s.hf:
+        # Our core on transformers' own forward: the same algorithm with the same per-pass costs as
+        # the HF rows, so the comparison below can be read apples to apples.
+        out.append(Config("plain", "greedy", forward="transformers"))
+        out += [Config("spec", "greedy", "model", g, forward="transformers") for g in s.gammas]
         out.append(Config("hf"))
         out += [Config("hf-assisted", drafter="constant", gamma=g) for g in s.gammas]
         out += [Config("hf-assisted", drafter="default"), Config("hf-assisted", drafter="heuristic")]
@@ -256,7 +272,8 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
     memory = PeakMemory()
 
     log(f"[{pair.name}] cost profile (c, v) ...")
-    costs = [cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2), repeats=15 if s.quick else 30)]
+    forwards = ["core", "transformers"] if s.hf else ["core"]
+    costs = {f: [_cost_profile(pair, s, f)] for f in forwards}
 
     log(f"[{pair.name}] warm-up ...")
     first = prompts[0]["name"]
@@ -276,16 +293,35 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
                          "config": cfg, **row})
         log(f"[{pair.name}] repetition {rep + 1}/{s.reps} done ({len(runs)}/{total} runs, "
             f"{time.perf_counter() - t0:.0f} s)")
-    costs.append(cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2),
-                              repeats=15 if s.quick else 30))
-    cost = CostProfile(statistics.mean(c.target_s for c in costs), statistics.mean(c.draft_s for c in costs),
-                       {k: statistics.mean(c.verify_s[k] for c in costs) for k in costs[0].verify_s})
+    for f in forwards:  # again after the runs; the mean of before and after is used
+        costs[f].append(_cost_profile(pair, s, f))
+    cost = {f: CostProfile(statistics.mean(c.target_s for c in cs), statistics.mean(c.draft_s for c in cs),
+                           {k: statistics.mean(c.verify_s[k] for c in cs) for k in cs[0].verify_s})
+            for f, cs in costs.items()}
 
     rows = aggregate(runs, plan, cost, s)
     best = best_gamma(rows)
     trace = trace_overhead(pair, prompts, ids, best, s, memory, log) if best else {}
     return {"pair": pair, "runs": runs, "rows": rows, "cost": cost, "costs": costs, "best_gamma": best,
             "trace": trace, "prompts": prompts, "prompt_tokens": {k: len(v) for k, v in ids.items()}}
+
+
+def _cost_profile(pair, s: Settings, forward: str):
+    os.environ[FORWARD_ENV] = "1" if forward == "transformers" else "0"
+    try:
+        return cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2), repeats=15 if s.quick else 30)
+    finally:
+        os.environ.pop(FORWARD_ENV, None)
+
+
+def baseline_of(cfg: Config) -> Config:
+    """What a row's speedup is measured against: plain decoding of the same kind and forward; for
+    transformers' assisted generation, transformers' own plain generate(); for that, our plain greedy."""
+    if cfg.method == "hf-assisted":
+        return Config("hf")
+    if cfg.method == "hf":
+        return Config("plain", "greedy")
+    return Config("plain", cfg.decoding, forward=cfg.forward)
 
 
 def trace_overhead(pair, prompts, ids, gamma: int, s: Settings, memory, log) -> dict:
@@ -307,7 +343,7 @@ def trace_overhead(pair, prompts, ids, gamma: int, s: Settings, memory, log) -> 
     return out
 
 
-def aggregate(runs: list[dict], plan: list[Config], cost, s: Settings) -> list[dict]:
+def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) -> list[dict]:
     """One row per (config, prompt group): medians over repetitions, then over prompts."""
     by = {}
     for r in runs:
@@ -321,8 +357,8 @@ def aggregate(runs: list[dict], plan: list[Config], cost, s: Settings) -> list[d
             continue
         for cfg in plan:
             per_prompt = {p: _median(r["seconds"] for r in by[(cfg, p)]) for p in names}
-            baseline = Config("plain", "sampling" if cfg.decoding == "sampling" else "greedy")
-            base = {p: _median(r["seconds"] for r in by[(baseline, p)]) for p in names}
+            base = {p: _median(r["seconds"] for r in by[(baseline_of(cfg), p)]) for p in names}
+            cost = costs["transformers" if cfg.forward == "transformers" or cfg.method.startswith("hf") else "core"]
             all_runs = [r for p in names for r in by[(cfg, p)]]
             n_tokens = [len(r["tokens"]) for r in all_runs]
             accepted = [r["accepted"] for r in all_runs if r["accepted"] is not None]
@@ -338,7 +374,7 @@ def aggregate(runs: list[dict], plan: list[Config], cost, s: Settings) -> list[d
                        if cfg.decoding == "greedy" else None)
             seconds = _median(per_prompt.values())
             rows.append({
-                "group": group, "config": cfg.label, "method": cfg.method, "decoding": cfg.decoding,
+                "group": group, "config": cfg.label, "method": cfg.method, "forward": cfg.forward, "decoding": cfg.decoding,
                 "drafter": cfg.drafter, "gamma": cfg.gamma, "prompts": len(names),
                 "seconds": seconds, "ms": 1e3 * seconds, "tokens_per_s": _median(n_tokens) / seconds if seconds else float("nan"),
                 "speedup": speedup, "predicted": predicted,
@@ -359,7 +395,7 @@ def _rows(rows, group, **match):
 
 def best_gamma(rows) -> int | None:
     """The gamma of our fastest greedy model-drafter row on the open prompts."""
-    cand = _rows(rows, "open", method="spec", drafter="model", decoding="greedy")
+    cand = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", forward="core")
     return max(cand, key=lambda r: r["speedup"])["gamma"] if cand else None
 
 
@@ -370,7 +406,9 @@ def time_breakdown(result: dict) -> list[dict]:
     if best is None:
         return out
     wanted = [Config("plain", "greedy"), Config("spec", "greedy", "model", best),
-              Config("spec", "sampling", "model", best), Config("spec", "greedy", "ngram", best)]
+              Config("spec", "sampling", "model", best), Config("spec", "greedy", "ngram", best),
+              Config("plain", "greedy", forward="transformers"),
+              Config("spec", "greedy", "model", best, forward="transformers")]
     for cfg in wanted:
         runs = [r for r in result["runs"] if r["config"] == cfg and r["kind"] == "open"]
         if not runs:
@@ -411,7 +449,7 @@ def check_targets(result: dict) -> list[dict]:
     rows, best = result["rows"], result["best_gamma"]
     if best is None:
         return []
-    ours = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", gamma=best)[0]
+    ours = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", gamma=best, forward="core")[0]
     out = []
 
     def add(name, value, goal, met, note=""):
@@ -424,6 +462,11 @@ def check_targets(result: dict) -> list[dict]:
         add("best-gamma speculative vs HF assisted at its best", f"{ratio:.2f}x", f">= {TARGETS['vs_hf']}x",
             ratio >= TARGETS["vs_hf"], f"ours gamma={best} {ours['seconds'] * 1e3:.0f} ms; HF best: "
             f"{hf_best['config']} {hf_best['seconds'] * 1e3:.0f} ms")
+        same = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", forward="transformers")
+        if same:
+            ours_t = min(same, key=lambda r: r["seconds"])
+            add("(for reading it) the same, ours on transformers' forward", f"{hf_best['seconds'] / ours_t['seconds']:.2f}x",
+                "info", None, f"{ours_t['config']} {ours_t['seconds'] * 1e3:.0f} ms: the sampler alone, same passes as HF")
     ratio = ours["of_predicted"]
     add("measured / hardware-aware predicted speedup", f"{ratio:.2f}", f">= {TARGETS['of_prediction']}",
         ratio >= TARGETS["of_prediction"], f"measured {ours['speedup']:.2f}x, predicted {ours['predicted']:.2f}x "
@@ -466,6 +509,10 @@ COLUMNS = [("config", "config", "{}"), ("ms", "ms", "{:.1f}"), ("tok/s", "tokens
            ("= greedy", "matches_greedy", "{}")]
 
 
+def _verdict(met) -> str:
+    return "info" if met is None else "PASS" if met else "MISS"
+
+
 def _fmt(fmt, value):
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -485,7 +532,7 @@ def environment(s: Settings) -> dict:
     import transformers
     return {"python": platform.python_version(), "torch": torch.__version__, "transformers": transformers.__version__,
             "threads": torch.get_num_threads(), "cpu": platform.processor() or platform.machine(),
-            "cores": __import__("os").cpu_count(), "reps": s.reps, "max_new_tokens": s.max_new_tokens,
+            "cores": os.cpu_count(), "reps": s.reps, "max_new_tokens": s.max_new_tokens,
             "gammas": s.gammas, "quick": s.quick}
 
 
@@ -498,25 +545,31 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
           f"Per-row memory: {PeakMemory.method} (the most over the row's runs), MiB.  ",
           "Sampling rows: temperature 1.0; greedy rows: temperature 0. Every run makes exactly "
           f"{s.max_new_tokens} new tokens (our core: eos_token_id=None; transformers: min_new_tokens="
-          "max_new_tokens). Speedup: median over prompts of plain time / row time, same decoding. "
+          "max_new_tokens). Speedup: median over prompts of the per-prompt ratio baseline time / row time; "
+          "the baseline is our plain decoding of the same kind (greedy or sampling) on the same forward, "
+          "for transformers' assisted rows its own plain generate(), for that one our plain greedy. "
+          "'core' forward: specdec_core.lm's GPT-2 pass; '[transformers forward]': the model's own forward "
+          "(SPECDEC_TRANSFORMERS_FORWARD=1), as transformers' generate() uses it. "
           "Predicted: E(alpha, gamma) / (gamma c + v(gamma)) from the measured alpha (accepted / judged "
           "drafts over all runs of the row), c and v (n-gram: c = 0).", ""]
     for name, why in skipped.items():
         md += [f"## {name}: skipped", "", why, ""]
     for res in results:
-        pair, cost = res["pair"], res["cost"]
+        pair = res["pair"]
         md += [f"## {pair.name}: {pair.target_name} ({pair.target_params / 1e6:.1f} M) drafted by "
-               f"{pair.draft_name} ({pair.draft_params / 1e6:.2f} M)", "",
-               f"Cost profile (mean of before and after the runs): target pass {cost.target_s * 1e3:.2f} ms, "
-               f"draft pass {cost.draft_s * 1e3:.2f} ms, c = {cost.c:.3f}; v(gamma) = "
-               + ", ".join(f"{g}: {cost.v(g):.2f}" for g in s.gammas)
-               + f". Before: c = {res['costs'][0].c:.3f}, after: c = {res['costs'][-1].c:.3f}.  ",
-               "Prompt tokens: " + ", ".join(f"{k} {v}" for k, v in res["prompt_tokens"].items())
+               f"{pair.draft_name} ({pair.draft_params / 1e6:.2f} M)", ""]
+        for forward, cost in res["cost"].items():
+            before, after = res["costs"][forward][0], res["costs"][forward][-1]
+            md.append(f"Cost profile, {forward} forward (mean of before and after the runs): target pass "
+                      f"{cost.target_s * 1e3:.2f} ms, draft pass {cost.draft_s * 1e3:.3f} ms, c = {cost.c:.3f} "
+                      f"(before {before.c:.3f}, after {after.c:.3f}); v(gamma) = "
+                      + ", ".join(f"{g}: {cost.v(g):.2f}" for g in s.gammas) + ".  ")
+        md += ["Prompt tokens: " + ", ".join(f"{k} {v}" for k, v in res["prompt_tokens"].items())
                + f". Best gamma (model drafter, greedy, open prompts): {res['best_gamma']}.", ""]
         targets = check_targets(res)
         if targets:
             md += ["### Targets (issue 6)", "", "| target | value | goal | met | detail |", "|---|---|---|---|---|"]
-            md += [f"| {t['target']} | {t['value']} | {t['goal']} | {'PASS' if t['met'] else 'MISS'} | {t['note']} |"
+            md += [f"| {t['target']} | {t['value']} | {t['goal']} | {_verdict(t['met'])} | {t['note']} |"
                    for t in targets]
             md.append("")
         breakdown = time_breakdown(res)
@@ -547,7 +600,8 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 
 def write_chart(results: list[dict], out: Path) -> Path | None:
-    """Speedup against gamma, measured and predicted, per pair and prompt group (PNG via matplotlib)."""
+    """Per pair and prompt group: tokens/s against gamma for every method (top), and our measured
+    speedup against the theory's prediction (bottom). PNG via matplotlib, else plotly HTML."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -557,19 +611,28 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
     groups = [(res, g) for res in results for g in ("open", "repetitive") if _rows(res["rows"], g)]
     if not groups:
         return None
-    fig, axes = plt.subplots(1, len(groups), figsize=(6.5 * len(groups), 4.5), squeeze=False)
-    for ax, (res, group) in zip(axes[0], groups):
-        for series, style in _series(res["rows"], group):
-            xs, ys = zip(*series["points"]) if series["points"] else ((), ())
-            ax.plot(xs, ys, style, label=series["label"])
-        for r in _rows(res["rows"], group, method="hf-assisted"):
-            if not r["gamma"]:
-                ax.axhline(r["speedup"], ls=":", color="grey" if r["drafter"] == "default" else "silver",
-                           label=f"HF assisted, {r['drafter']}")
-        ax.axhline(1.0, color="black", lw=0.6)
-        ax.set(title=f"{res['pair'].name}: {group} prompts", xlabel="gamma (drafts per round)",
-               ylabel="speedup over plain decoding (wall clock)")
-        ax.legend(fontsize=7)
+    fig, axes = plt.subplots(2, len(groups), figsize=(6.5 * len(groups), 9), squeeze=False)
+    for col, (res, group) in enumerate(groups):
+        rows = res["rows"]
+        top, bottom = axes[0][col], axes[1][col]
+        for series, style in _series(rows, group, "tokens_per_s"):
+            if series["points"]:
+                top.plot(*zip(*series["points"]), style, label=series["label"])
+        for label, match, color in (("ours, plain greedy", dict(method="plain", decoding="greedy", forward="core"), "black"),
+                                    ("transformers plain generate()", dict(method="hf"), "grey"),
+                                    ("HF assisted, default (dynamic)", dict(method="hf-assisted", drafter="default"), "tab:red")):
+            for r in _rows(rows, group, **match):
+                top.axhline(r["tokens_per_s"], ls=":", color=color, label=label)
+        top.set(title=f"{res['pair'].name}: {group} prompts", xlabel="gamma (drafts per round)",
+                ylabel="tokens / s (greedy unless noted)")
+        for series, style in _series(rows, group, "speedup")[:3] + _series(rows, group, "predicted")[:1]:
+            if series["points"]:
+                bottom.plot(*zip(*series["points"]), style, label=series["label"])
+        bottom.axhline(1.0, color="black", lw=0.6)
+        bottom.set(xlabel="gamma (drafts per round)", ylabel="speedup over our plain decoding")
+        for ax in (top, bottom):
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
     fig.tight_layout()
     path = out / "bench.png"
     fig.savefig(path, dpi=110)
@@ -577,14 +640,18 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
     return path
 
 
-def _series(rows, group):
-    def pts(key, **m):
+def _series(rows, group, key):
+    """(label, points) per method over gamma; for key "predicted" the prediction of our model-drafter rows."""
+    def pts(**m):
         return sorted((r["gamma"], r[key]) for r in _rows(rows, group, **m) if r["gamma"])
-    return [({"label": "ours, model drafter, greedy", "points": pts("speedup", method="spec", drafter="model", decoding="greedy")}, "o-"),
-            ({"label": "predicted (measured alpha, c, v)", "points": pts("predicted", method="spec", drafter="model", decoding="greedy")}, "o--"),
-            ({"label": "ours, model drafter, sampling", "points": pts("speedup", method="spec", drafter="model", decoding="sampling")}, "s-"),
-            ({"label": "ours, n-gram drafter, greedy", "points": pts("speedup", method="spec", drafter="ngram", decoding="greedy")}, "^-"),
-            ({"label": "HF assisted, constant gamma", "points": pts("speedup", method="hf-assisted", drafter="constant")}, "x-")]
+    ours = dict(method="spec", forward="core")
+    if key == "predicted":
+        return [({"label": "predicted, model drafter, greedy", "points": pts(drafter="model", decoding="greedy", **ours)}, "o--")]
+    return [({"label": "ours, model drafter, greedy", "points": pts(drafter="model", decoding="greedy", **ours)}, "o-"),
+            ({"label": "ours, model drafter, sampling", "points": pts(drafter="model", decoding="sampling", **ours)}, "s-"),
+            ({"label": "ours, n-gram drafter, greedy", "points": pts(drafter="ngram", decoding="greedy", **ours)}, "^-"),
+            ({"label": "ours on transformers' forward", "points": pts(method="spec", forward="transformers")}, "d-"),
+            ({"label": "HF assisted, constant gamma", "points": pts(method="hf-assisted", drafter="constant")}, "x-")]
 
 
 def _write_plotly(results, out: Path) -> Path | None:
@@ -595,11 +662,11 @@ def _write_plotly(results, out: Path) -> Path | None:
     fig = go.Figure()
     for res in results:
         for group in ("open", "repetitive"):
-            for series, _ in _series(res["rows"], group):
+            for series, _ in _series(res["rows"], group, "tokens_per_s"):
                 if series["points"]:
                     xs, ys = zip(*series["points"])
                     fig.add_scatter(x=xs, y=ys, name=f"{res['pair'].name} {group}: {series['label']}")
-    fig.update_layout(xaxis_title="gamma", yaxis_title="speedup over plain decoding")
+    fig.update_layout(xaxis_title="gamma", yaxis_title="tokens / s")
     path = out / "bench.html"
     fig.write_html(path)
     return path
@@ -690,6 +757,6 @@ def main(args) -> int:
         print()
         print(f"== {res['pair'].name}: targets of issue 6 ==")
         for t in check_targets(res):
-            print(f"  {'PASS' if t['met'] else 'MISS'}  {t['target']}: {t['value']} (goal {t['goal']}) {t['note']}")
+            print(f"  {_verdict(t['met'])}  {t['target']}: {t['value']} (goal {t['goal']}) {t['note']}")
     print("\nwrote " + ", ".join(str(f) for f in out["files"]))
     return 0 if out["results"] else 2

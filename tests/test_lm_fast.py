@@ -1,0 +1,77 @@
+"""CachedLM's own GPT-2 pass against the model's transformers forward: the same logits, bit for bit,
+through prefills, extensions, rollbacks and buffer growth; other models keep transformers' path."""
+import random
+
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from specdec_core import GREEDY, SamplingConfig, autoregressive_generate, speculative_generate
+from specdec_core.lm import CachedLM
+from tests.conftest import tiny_gpt2
+
+FORWARD_ENV = "SPECDEC_TRANSFORMERS_FORWARD"
+
+
+def both(model, monkeypatch):
+    fast = CachedLM(model)
+    monkeypatch.setenv(FORWARD_ENV, "1")
+    slow = CachedLM(model)
+    monkeypatch.delenv(FORWARD_ENV)
+    assert fast.cache is None and slow.cache is not None  # the two paths really differ
+    return fast, slow
+
+
+@pytest.mark.parametrize("shape", [dict(n_layer=2, n_embd=16), dict(n_layer=3, n_embd=32, vocab=40, n_positions=128),
+                                   dict(n_layer=1, n_embd=24, vocab=50, n_positions=200, spread=0.3)])
+def test_same_logits_as_transformers_forward(shape, monkeypatch):
+    model = tiny_gpt2(3, **shape)
+    vocab, positions = model.config.vocab_size, model.config.n_positions
+    rng = random.Random(0)
+    for _ in range(10):
+        fast, slow = both(model, monkeypatch)
+        with torch.inference_mode():
+            for _ in range(15):
+                if fast.length and rng.random() < 0.3:
+                    n = rng.randrange(fast.length + 1)
+                    fast.rollback(n)
+                    slow.rollback(n)
+                k = rng.choice([1, 1, 2, 3, 7, 20])
+                if fast.length + k > positions:
+                    break
+                tokens = [rng.randrange(vocab) for _ in range(k)]
+                keep = rng.choice([None, 1])
+                a, b = fast.extend(tokens, keep), slow.extend(tokens, keep)
+                assert torch.equal(a, b), float((a - b).abs().max())
+                assert fast.length == slow.length
+
+
+def test_generations_identical_on_both_paths(small_pair, monkeypatch):
+    target, draft = small_pair
+    prompt = [1, 5, 7, 2, 9]
+    runs = {}
+    for env in ("0", "1"):
+        monkeypatch.setenv(FORWARD_ENV, env)
+        runs[env] = [autoregressive_generate(target, prompt, 30, GREEDY).tokens,
+                     speculative_generate(target, draft, prompt, gamma=3, max_new_tokens=30, sampling=GREEDY).tokens,
+                     speculative_generate(target, draft, prompt, gamma=4, max_new_tokens=30,
+                                          sampling=SamplingConfig(0.9, top_k=10), seed=5).tokens]
+    assert runs["0"] == runs["1"]
+
+
+def test_other_models_keep_the_transformers_path():
+    eager = GPT2LMHeadModel(GPT2Config(vocab_size=8, n_positions=16, n_embd=8, n_layer=1, n_head=1,
+                                       attn_implementation="eager")).eval()
+    assert CachedLM(eager).cache is not None
+    training = tiny_gpt2(1).train()
+    assert CachedLM(training).cache is not None
+    training.eval()
+    assert CachedLM(training).cache is None
+
+
+def test_positions_past_the_window_are_refused():
+    lm = CachedLM(tiny_gpt2(2, n_positions=8))
+    with torch.inference_mode():
+        lm.extend(list(range(8)))
+        with pytest.raises(ValueError):
+            lm.extend([1])
