@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
+from transformers.modeling_outputs import CausalLMOutputWithCrossAttentions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -14,19 +15,42 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing in the suite may reach f
 torch.set_num_threads(1)
 
 
+class MemoizedGPT2(GPT2LMHeadModel):
+    """A GPT-2 whose forward is memoized on the whole token sequence, so that tens of thousands of
+    whole generations take seconds. Its KV cache carries the token ids themselves (as a one-number
+    "key" per position), so `Cache.crop` rolls them back exactly as it rolls back real keys; every
+    logit row is the real GPT-2's full forward over that sequence. The real KV path is covered by
+    test_core_lm.py and the greedy-identity tests."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self._memo = {}
+
+    def forward(self, input_ids=None, past_key_values=None, use_cache=None, logits_to_keep=0, **kwargs):
+        if past_key_values is None:
+            return super().forward(input_ids=input_ids, **kwargs)
+        new = input_ids.double().view(1, 1, -1, 1)
+        keys, _ = past_key_values.update(new, new, layer_idx=0)
+        ids = tuple(int(i) for i in keys.view(-1).tolist())
+        if ids not in self._memo:
+            self._memo[ids] = super().forward(input_ids=torch.tensor([ids])).logits[0]
+        logits = self._memo[ids][-(logits_to_keep or len(ids)):]
+        return CausalLMOutputWithCrossAttentions(logits=logits.unsqueeze(0), past_key_values=past_key_values)
+
+
 def tiny_gpt2(seed: int, vocab: int = 8, n_layer: int = 1, n_embd: int = 8, n_positions: int = 32,
-              spread: float = 1.0) -> GPT2LMHeadModel:
+              spread: float = 1.0, memoized: bool = False) -> GPT2LMHeadModel:
     """A random GPT-2 small enough to enumerate; `spread` (init std) makes its distributions peaky."""
     torch.manual_seed(seed)  # test-only: model construction, not sampling
     config = GPT2Config(vocab_size=vocab, n_positions=n_positions, n_embd=n_embd, n_layer=n_layer, n_head=1,
                         initializer_range=spread, bos_token_id=None, eos_token_id=None)
-    return GPT2LMHeadModel(config).eval()
+    return (MemoizedGPT2 if memoized else GPT2LMHeadModel)(config).eval()
 
 
 @pytest.fixture(scope="session")
 def tiny_pair():
-    """(target, draft): different seeds and sizes, same vocabulary of 8."""
-    return tiny_gpt2(0, n_layer=2, n_embd=16), tiny_gpt2(1)
+    """(target, draft): different seeds and sizes, same vocabulary of 8; memoized for fast sampling."""
+    return tiny_gpt2(0, n_layer=2, n_embd=16, memoized=True), tiny_gpt2(1, memoized=True)
 
 
 @pytest.fixture(scope="session")
