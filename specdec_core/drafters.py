@@ -82,17 +82,21 @@ class _ModelDraftSession:
         feed = self._sync(context)
         tokens, logits_rows, q_rows, pass_s = [], [], [], []
         for _ in range(gamma):
-            logits = self.lm.extend(feed, logits_to_keep=1)  # (1, V)
+            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,)
             self.fed += feed
             pass_s.append(self.lm.last_pass_s)
-            q_row = to_probs(logits[0], sampling)
-            x = int(q_row.argmax()) if sampling.greedy else sample(q_row, generator)
+            if sampling.greedy:  # q is one-hot on the argmax: built once for all rows below
+                x = int(logits.argmax())
+            else:
+                q_rows.append(to_probs(logits, sampling))
+                x = sample(q_rows[-1], generator)
             tokens.append(x)
-            logits_rows.append(logits[0])
-            q_rows.append(q_row)
+            logits_rows.append(logits)
             feed = [x]
-        # q is exactly the rows each x_i was drawn from (stacked, not transformed a second time).
-        return Proposal(tokens, torch.stack(q_rows), torch.stack(logits_rows), pass_s)  # (gamma, V) each
+        logits = torch.stack(logits_rows)  # (gamma, V)
+        # q: exactly the rows each x_i was drawn from (sampling mode: not transformed a second time)
+        q = to_probs(logits, sampling) if sampling.greedy else torch.stack(q_rows)
+        return Proposal(tokens, q, logits, pass_s)
 
 
 # --- model-free drafters ----------------------------------------------------------------------------

@@ -101,8 +101,8 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
         accept_prob = rule.acceptance_probability(p_x, q_x)
         uniforms = torch.rand(n, generator=generator, dtype=torch.float64)
         accepted = uniforms < accept_prob.double()
-    rejected = (~accepted).nonzero()
-    n_accepted = int(rejected[0]) if len(rejected) else n
+    verdicts = accepted.tolist()  # one transfer, then plain Python
+    n_accepted = verdicts.index(False) if False in verdicts else n
 
     if n_accepted < n:  # corrective token from the residual at the first rejected position
         residual = rule.residual(p[n_accepted], q[n_accepted])
