@@ -158,7 +158,7 @@ def render(card: dict) -> str:
     lines += [
         "", f"Context window {card['context_length']} tokens. Weights stored as fp16 safetensors "
         f"({card['weights_mb']} MB in all) and loaded as float32.", "",
-        "## Training", "| run | steps | batch × seq | tokens seen | CPU minutes | train CE | val CE | val perplexity |",
+        "## Training", "| run | steps | batch × seq | tokens seen | wall minutes (shared 2-core machine) | train CE | val CE | val perplexity |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in tr.items():
