@@ -5,8 +5,16 @@ import torch
 from specdec_core.lm import CachedLM
 
 
+@pytest.fixture(params=["own GPT-2 pass", "transformers forward + Cache.crop"])
+def forward_path(request, monkeypatch):
+    """CachedLM has two paths: its lean GPT-2 pass, and transformers' forward with a DynamicCache."""
+    if request.param.startswith("transformers"):
+        monkeypatch.setenv("SPECDEC_TRANSFORMERS_FORWARD", "1")
+    return request.param
+
+
 @pytest.mark.parametrize("keep,cut,redo", [(10, 3, 8), (1, 0, 5), (12, 12, 4), (6, 5, 1)])
-def test_rollback_then_extend_matches_full_forward(small_pair, keep, cut, redo):
+def test_rollback_then_extend_matches_full_forward(small_pair, forward_path, keep, cut, redo):
     target, _ = small_pair
     g = torch.Generator().manual_seed(keep * 100 + cut)
     ids = torch.randint(0, 40, (40,), generator=g).tolist()
