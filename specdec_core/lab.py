@@ -39,7 +39,9 @@ LEVEL = 0.001  # significance level: p-value below it = "not the target distribu
 # the exact rule passes and every broken rule fails. tests/test_pages_part2.py checks it.
 DOCUMENTED_K = 3000
 DOCUMENTED_SEED = 0
-DOCUMENTED_PREFIX_TOKENS: int | None = None
+DOCUMENTED_PREFIX_TOKENS: int | None = 9  # "ROMEO:\nBut soft, what light through": mid-line, the target is
+# unsure (alpha about 0.8 here), so all three mistakes show; after the full line alpha is near 0.96 and resampling
+# from p (whose error scales with 1 - alpha) needs a larger K to be caught reliably.
 DOCUMENTED_N_TOKENS = 1
 OTHER = "other"  # marks pooled outcomes inside a cell key
 
