@@ -121,7 +121,8 @@ documented_prefix = ("the whole prompt" if lab.DOCUMENTED_PREFIX_TOKENS is None
 st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). The page's defaults are the "
            f"documented run: on the bundled pair with the default settings (the *{DEFAULT_PRESET}* prompt, "
            f"temperature {settings.DEFAULTS.temperature:g}, γ = {settings.DEFAULTS.gamma}, seed {LAB_SEED}), "
-           f"{documented_prefix} as prefix and the next {lab.DOCUMENTED_N_TOKENS} token(s) tested at K = {LAB_K}, "
+           f"{documented_prefix} as prefix and the next {'token' if lab.DOCUMENTED_N_TOKENS == 1 else 'two tokens'} "
+           f"tested at K = {LAB_K}, "
            f"the exact rule passes and each broken rule fails; the test rejects when p < {lab.LEVEL:g}. "
            f"Now: γ = {s.gamma}, seed {s.seed} (sidebar).")
 lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_name, sampling, s.gamma, s.seed)

@@ -57,7 +57,7 @@ def retry() -> None:
 
 order, answers = state["order"], state["answers"]
 right, total = quiz.score([by_id[i] for i in order], answers)
-st.progress(min(state["index"], total) / total,
+st.progress(len(answers) / total,
             text=f"Question {min(state['index'] + 1, total)} of {total} · score so far {right}/{len(answers)}")
 
 if state["index"] < total:
