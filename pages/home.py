@@ -62,7 +62,7 @@ else:
     else:
         with st.spinner("Generating with and without speculation on this machine…", show_time=True):
             h = headline(models.pair_key(pair), tuple(ids), s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.temperature,
-                         s.top_k, s.top_p, s.seed, pair)
+                         s.top_k, s.top_p, s.effective_seed, pair)
         st.caption(f"{layout.measured_badge()} pair **{pair.name}** (target {pair.target_params / 1e6:.1f}M "
                    f"params, draft {pair.draft_params / 1e6:.1f}M), {h['tokens']} tokens, γ = {s.gamma}, "
                    f"{s.describe_sampling()}, on this machine's {pair.device.upper()}.")

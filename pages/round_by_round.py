@@ -36,7 +36,7 @@ layout.intro(
 try:
     with st.spinner("Generating the rounds…", show_time=True):
         result = generation(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, s.temperature, s.top_k,
-                            s.top_p, s.seed, pair)
+                            s.top_p, s.effective_seed, pair)
 except ValueError as err:
     st.error(f"Could not generate: {err}")
     st.stop()

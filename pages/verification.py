@@ -138,7 +138,7 @@ if problem:
     st.warning(problem, icon=":material/edit_note:")
 else:
     with st.spinner("Running one round…"):
-        r = one_round(models.pair_key(pair), tuple(ids), s.gamma, s.temperature, s.top_k, s.top_p, s.seed, pair)
+        r = one_round(models.pair_key(pair), tuple(ids), s.gamma, s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
     n = len(r.draft_tokens)
     tok = chips.token_strings(pair.tokenizer, r.draft_tokens)
     kinds = ["accepted" if i < r.n_accepted else "rejected" if i == r.n_accepted else "unchecked" for i in range(n)]

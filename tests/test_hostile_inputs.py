@@ -436,6 +436,18 @@ def test_a_page_waits_in_line_and_shows_its_place(monkeypatch):
     assert g.running == 0 and g.waiting == 0
 
 
+def test_greedy_requests_share_one_cached_result():
+    """At temperature 0 the seed changes nothing, so a class sharing a prompt shares one computation."""
+    assert settings.Settings(temperature=0, seed=7).effective_seed == 0
+    assert settings.Settings(temperature=0.5, seed=7).effective_seed == 7
+    g = admission.gate()
+    app(temp=0, seed=11, max_new=5, prompt="KING:\nSo shaken as we are")
+    before = g.admitted
+    at = app(temp=0, seed=12, max_new=5, prompt="KING:\nSo shaken as we are")
+    assert g.admitted == before  # the second student's live figure came from the cache: no slot taken
+    assert any(m.label == "Same tokens as plain greedy" and m.value == "yes" for m in at.metric)
+
+
 def test_cached_generations_skip_the_queue_when_already_computed(monkeypatch):
     g = Gate(1)
     monkeypatch.setattr(admission, "gate", lambda: g)

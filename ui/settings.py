@@ -69,6 +69,12 @@ class Settings:
     def greedy(self) -> bool:
         return self.temperature == 0
 
+    @property
+    def effective_seed(self) -> int:
+        """The seed as far as results depend on it: greedy decoding draws no random numbers, so every
+        greedy request uses 0 here and a class at temperature 0 shares one cached result per prompt."""
+        return 0 if self.greedy else self.seed
+
     def describe_sampling(self) -> str:
         if self.greedy:
             return "greedy (temperature 0)"
