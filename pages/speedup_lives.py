@@ -54,7 +54,7 @@ if s.max_new_tokens > MAX_GRID_TOKENS:
     st.caption(f"The grid shows the first {MAX_GRID_TOKENS} tokens (the sidebar asks for {s.max_new_tokens}).")
 with st.spinner("Generating both traces…"):
     t = traces(models.pair_key(pair), drafter, tuple(ids), s.gamma, n_tokens, s.temperature, s.top_k, s.top_p,
-               s.seed, pair)
+               s.effective_seed, pair)
 
 
 def grid(frame_, tokens, title: str, key: str) -> None:
