@@ -58,6 +58,15 @@ PROMPTS = ["ROMEO:\nBut soft, what light through yonder window breaks?",
 GAMMA = 4
 
 
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    total = sum(values[:8])
+    tick = os.sysconf("SC_CLK_TCK")
+    return (total - idle) / tick, total / tick
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -92,6 +101,14 @@ class Server:
 
     def rss(self) -> int:
         return self._status("VmRSS")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server has used so far."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss(self) -> int:
         """The kernel's high-water mark of the server's RSS (VmHWM), or the highest sample."""
@@ -316,7 +333,8 @@ class Run:
 
     async def student(self, browser, student: Student, deadline: float, passes: int | None,
                       abandons: bool, quick: bool = False, only: str | None = None) -> None:
-        context = await browser.new_context(viewport={"width": 1200, "height": 900})
+        context = await browser.new_context(viewport={"width": 1200, "height": 900}, reduced_motion="reduce")
+        context.set_default_timeout(STEP_TIMEOUT_MS)  # a page starved of CPU by the other browsers is slow, not broken
         page = await context.new_page()
         page.on("pageerror", lambda err: student.js_errors.append(str(err)[:300]))
         n = 0
@@ -377,11 +395,13 @@ async def drive(args, server: Server, expected: Expected) -> dict:
                 solo.steps += ref.steps
             await asyncio.sleep(1)
             warm_rss = server.rss()
-            start = time.monotonic()
+            start, cpu0, machine0 = time.monotonic(), server.cpu_seconds(), machine_cpu()
             deadline = start + args.minutes * 60
             await asyncio.gather(*(run.student(browser, s, deadline, 1 if args.quick else None,
                                                abandons=(s.index % 4 == 3), quick=args.quick) for s in students))
             load_s = time.monotonic() - start
+            server_cpu = server.cpu_seconds() - cpu0
+            machine_busy, machine_total = (b - a for a, b in zip(machine0, machine_cpu()))
             # After the crowd: is the server free again? (A leaked slot would make this wait forever.)
             after = Student(-3, args.seed0 - 3, PROMPTS[0])
             t0 = time.monotonic()
@@ -392,7 +412,8 @@ async def drive(args, server: Server, expected: Expected) -> dict:
     await asyncio.sleep(3)
     end_rss = server.rss()
     return {"students": students, "solo": solo, "after": after, "solo_s": solo_s, "after_s": after_s,
-            "load_s": load_s, "warm_rss": warm_rss, "end_rss": end_rss}
+            "load_s": load_s, "warm_rss": warm_rss, "end_rss": end_rss, "server_cpu_s": server_cpu,
+            "machine_busy_s": machine_busy, "machine_total_s": machine_total}
 
 
 def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
@@ -430,6 +451,9 @@ def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
         "rss_warm_mib": mib(out["warm_rss"]), "rss_peak_mib": mib(server.peak_rss()), "rss_end_mib": mib(out["end_rss"]),
         "rss_growth_per_student_mib": mib(growth) / max(1, len(students)),
         "rss_growth_per_page_load_kib": growth / 1024 / max(1, page_loads),
+        "server_cores": out["server_cpu_s"] / max(1e-9, out["load_s"]),
+        "machine_busy_fraction": out["machine_busy_s"] / max(1e-9, out["machine_total_s"]),
+        "server_cpu_s_per_step": out["server_cpu_s"] / max(1, len(steps)),
     }
     lines = [
         f"SpecDec Lab load test — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
@@ -455,6 +479,9 @@ def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
         f"one student alone before the load: {summary['solo_pass_s']:.1f} s for a first pass through the demos "
         f"(models loaded, passes timed); after the load, a fresh student decoded in {summary['after_pass_s']:.1f} s "
         "(every slot was free again)",
+        f"CPU during the load: the machine was {summary['machine_busy_fraction']:.0%} busy; the server used "
+        f"{summary['server_cores']:.2f} of its {os.cpu_count()} cores ({summary['server_cpu_s_per_step']:.2f} CPU s per "
+        "demo step), the browsers on the same machine and anything else running the rest",
         f"server RSS: {summary['rss_warm_mib']:.0f} MiB warm, peak {summary['rss_peak_mib']:.0f} MiB, "
         f"{summary['rss_end_mib']:.0f} MiB after; growth {summary['rss_growth_per_student_mib']:.1f} MiB per student "
         f"({summary['rss_growth_per_page_load_kib']:.0f} KiB per page load)",
