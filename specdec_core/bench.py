@@ -86,7 +86,8 @@ class Settings:
     hf: bool = True  # include transformers' generate()
     sampling: bool = True  # include the sampling rows
     trace_reps: int = 6  # repetitions of the trace on/off comparison at the best gamma
-    threads: int = 0  # torch threads (0: leave torch's default)
+    threads: int = 1  # torch threads; 1: on a shared 2-core machine two OpenMP threads made passes
+    # up to 8x slower whenever anything else ran, and small models gain little from a second one
     quick: bool = False
     profile: bool = False  # also write a cProfile of speculative greedy decoding at the best gamma
     out: Path = Path("bench-out")
@@ -291,12 +292,13 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
             row = run_one(pair, cfg, ids[prompt["name"]], s.max_new_tokens, seed, memory)
             runs.append({"pair": pair.name, "rep": rep, "prompt": prompt["name"], "kind": prompt["kind"],
                          "config": cfg, **row})
+        for f in forwards:  # c and v measured again after every repetition, under the same load
+            costs[f].append(_cost_profile(pair, s, f))
         log(f"[{pair.name}] repetition {rep + 1}/{s.reps} done ({len(runs)}/{total} runs, "
             f"{time.perf_counter() - t0:.0f} s)")
-    for f in forwards:  # again after the runs; the mean of before and after is used
-        costs[f].append(_cost_profile(pair, s, f))
-    cost = {f: CostProfile(statistics.mean(c.target_s for c in cs), statistics.mean(c.draft_s for c in cs),
-                           {k: statistics.mean(c.verify_s[k] for c in cs) for k in cs[0].verify_s})
+    # Each field's median over the profiles: one profile taken while something else ran cannot skew v.
+    cost = {f: CostProfile(statistics.median(c.target_s for c in cs), statistics.median(c.draft_s for c in cs),
+                           {k: statistics.median(c.verify_s[k] for c in cs) for k in cs[0].verify_s})
             for f, cs in costs.items()}
 
     rows = aggregate(runs, plan, cost, s)
@@ -559,10 +561,11 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
         md += [f"## {pair.name}: {pair.target_name} ({pair.target_params / 1e6:.1f} M) drafted by "
                f"{pair.draft_name} ({pair.draft_params / 1e6:.2f} M)", ""]
         for forward, cost in res["cost"].items():
-            before, after = res["costs"][forward][0], res["costs"][forward][-1]
-            md.append(f"Cost profile, {forward} forward (mean of before and after the runs): target pass "
-                      f"{cost.target_s * 1e3:.2f} ms, draft pass {cost.draft_s * 1e3:.3f} ms, c = {cost.c:.3f} "
-                      f"(before {before.c:.3f}, after {after.c:.3f}); v(gamma) = "
+            cs = [p.c for p in res["costs"][forward]]
+            md.append(f"Cost profile, {forward} forward (median of {len(cs)} measure.cost_profile runs, one before "
+                      f"the runs and one after each repetition): target pass {cost.target_s * 1e3:.2f} ms, draft pass "
+                      f"{cost.draft_s * 1e3:.3f} ms, c = {cost.c:.3f} (single profiles: {min(cs):.3f} to "
+                      f"{max(cs):.3f}); v(gamma) = "
                       + ", ".join(f"{g}: {cost.v(g):.2f}" for g in s.gammas) + ".  ")
         md += ["Prompt tokens: " + ", ".join(f"{k} {v}" for k, v in res["prompt_tokens"].items())
                + f". Best gamma (model drafter, greedy, open prompts): {res['best_gamma']}.", ""]
@@ -720,7 +723,7 @@ def add_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--prompts", type=int, default=None, help="open prompts to use (default all; quick 1); "
                    "the self-repeating prompt is always added")
     b.add_argument("--trace-reps", type=int, default=None, help="repetitions of the trace on/off comparison")
-    b.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's own choice)")
+    b.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's own choice)")
     b.add_argument("--no-hf", action="store_true", help="skip transformers' generate() rows")
     b.add_argument("--no-sampling", action="store_true", help="skip the sampling rows")
     b.add_argument("--profile", action="store_true", help="also write profile-PAIR.txt (cProfile at the best gamma)")
