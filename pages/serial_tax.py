@@ -53,14 +53,15 @@ def show_progress(tokens: list[int], pass_s: list[float]) -> None:
 
 if run:
     tokens, pass_s = [], []
+    redraw = admission.Throttle()
 
     def on_token(token: int, seconds: float) -> None:
         tokens.append(token)
         pass_s.append(seconds)
-        if slow:
-            admission.checkpoint()
-        else:
+        if not slow and redraw():
             show_progress(tokens, pass_s)
+        else:
+            admission.checkpoint()
 
     try:
         with admission.slot("your decoding"):
@@ -73,6 +74,8 @@ if run:
         for n in range(1, len(result.tokens) + 1):
             show_progress(result.tokens[:n], result.target_pass_s[:n])
             time.sleep(SLOW_MOTION_S)
+    else:
+        show_progress(result.tokens, result.target_pass_s)  # the last tokens may have come between redraws
     st.session_state["st_result"] = {"signature": signature, "tokens": result.tokens,
                                      "pass_s": result.target_pass_s, "passes": result.target_passes}
 

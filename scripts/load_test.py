@@ -424,6 +424,7 @@ def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
     tracebacks = log.count("Traceback (most recent call last)")
     uncaught = log.count("Uncaught app execution")
     queued = len(re.findall(r"admitted .* after [\d.]+ s in the queue", log))
+    slots = [(float(w), float(h)) for w, h in re.findall(r"slot: .* waited ([\d.]+) s, held ([\d.]+) s", log)]
     failed = [st for st in steps + solo_steps if not st.ok]
     js_errors = [e for s in students + [out["solo"], out["after"]] for e in s.js_errors]
     compared = [st for st in steps + solo_steps if st.matches is not None]
@@ -454,6 +455,10 @@ def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
         "server_cores": out["server_cpu_s"] / max(1e-9, out["load_s"]),
         "machine_busy_fraction": out["machine_busy_s"] / max(1e-9, out["machine_total_s"]),
         "server_cpu_s_per_step": out["server_cpu_s"] / max(1, len(steps)),
+        "slots": len(slots), "slot_wait_p50_s": percentile([w for w, _ in slots], 0.5),
+        "slot_wait_p95_s": percentile([w for w, _ in slots], 0.95),
+        "slot_held_p50_s": percentile([h for _, h in slots], 0.5),
+        "slot_held_p95_s": percentile([h for _, h in slots], 0.95),
     }
     lines = [
         f"SpecDec Lab load test — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
@@ -479,6 +484,9 @@ def report(args, server: Server, out: dict, env: dict) -> tuple[str, dict]:
         f"one student alone before the load: {summary['solo_pass_s']:.1f} s for a first pass through the demos "
         f"(models loaded, passes timed); after the load, a fresh student decoded in {summary['after_pass_s']:.1f} s "
         "(every slot was free again)",
+        f"server side, {len(slots)} generation slots (whole run): queue wait p50 {summary['slot_wait_p50_s']:.2f} s, "
+        f"p95 {summary['slot_wait_p95_s']:.2f} s; slot held p50 {summary['slot_held_p50_s']:.2f} s, "
+        f"p95 {summary['slot_held_p95_s']:.2f} s",
         f"CPU during the load: the machine was {summary['machine_busy_fraction']:.0%} busy; the server used "
         f"{summary['server_cores']:.2f} of its {os.cpu_count()} cores ({summary['server_cpu_s_per_step']:.2f} CPU s per "
         "demo step), the browsers on the same machine and anything else running the rest",
@@ -516,7 +524,8 @@ def main(argv=None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SPECDEC_CHROMIUM)", file=sys.stderr)
         return 2
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "SPECDEC_THREADS": "1"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "SPECDEC_THREADS": "1",
+           "SPECDEC_LOG_LEVEL": "DEBUG"}  # one log line per generation slot: waited and held, server-side
     if args.max_concurrent:
         env["SPECDEC_MAX_CONCURRENT"] = str(args.max_concurrent)
     expected = Expected(args.max_new)

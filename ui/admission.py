@@ -13,7 +13,9 @@ Two helpers, one rule: every piece of model work a page does goes through one of
 A slot is released however the block ends: a result, an error, or Streamlit stopping the run because
 the student changed a setting or closed the tab. Streamlit can only stop a run at an interrupt
 point, so long work calls `checkpoint()` now and then (pass `admission.on_round` / `on_token` as the
-core's callbacks, or draw progress: every `st.*` call is an interrupt point too).
+core's callbacks, or draw progress: every `st.*` call is an interrupt point too). Live progress drawn
+inside a slot goes through a `Throttle` (about ten redraws a second), so that the slot is spent on
+the model rather than on sending every token to the browser.
 
 One session runs one script at a time, so it holds at most one slot; a slot is re-entrant within
 a thread, so a cached function called inside `slot()` does not queue again. Slots are always taken
@@ -23,6 +25,7 @@ import functools
 import inspect
 import itertools
 import logging
+import math
 import threading
 import time
 from collections import OrderedDict, deque
@@ -175,7 +178,8 @@ def slot(what: str = "your request", exclusive: bool = False):
         if placeholder is not None:
             placeholder.empty()
         raise
-    waited = time.monotonic() - since
+    admitted = time.monotonic()
+    waited = admitted - since
     if waited > 1:
         log.info("admitted %s after %.1f s in the queue (%d running, %d waiting)", what, waited, g.running, g.waiting)
     _local.depth = 1
@@ -186,6 +190,22 @@ def slot(what: str = "your request", exclusive: bool = False):
     finally:
         _local.depth = 0
         g.release(weight)
+        log.debug("slot: %s waited %.3f s, held %.3f s", what, waited, time.monotonic() - admitted)
+
+
+class Throttle:
+    """True at most once per `seconds` (and on the first call): for redrawing live progress inside a
+    slot without spending the slot on drawing. Call `admission.checkpoint()` when it says no."""
+
+    def __init__(self, seconds: float = 0.1):
+        self.seconds, self._last = seconds, -math.inf
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if now - self._last >= self.seconds:
+            self._last = now
+            return True
+        return False
 
 
 class _Recent:

@@ -58,13 +58,15 @@ def values() -> dict:
 
 @st.cache_resource(show_spinner=False)
 def configure_logging() -> None:
-    """Send the app's own log lines (logger "specdec") to stderr next to Streamlit's, once per process."""
+    """Send the app's own log lines (logger "specdec") to stderr next to Streamlit's, once per process,
+    at $SPECDEC_LOG_LEVEL (default INFO; DEBUG adds one line per generation slot, for the load test)."""
     logger = logging.getLogger("specdec")
     if not logger.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+        level = os.environ.get("SPECDEC_LOG_LEVEL", "INFO").upper()
+        logger.setLevel(level if level in ("DEBUG", "INFO", "WARNING", "ERROR") else "INFO")
         logger.propagate = False
 
 
