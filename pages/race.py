@@ -63,17 +63,25 @@ def draw_finished(lane: race.LiveLane) -> None:
     draw_lane(lane.name, lane.tokens, lane.kinds, lane.target_passes, lane.elapsed, done=True)
 
 
+def draw_live(lane: race.LiveLane, redraw: dict) -> None:
+    """A lane's progress, about ten times a second and at its end (the slot is for the model, not the drawing)."""
+    if redraw[lane.name]() or len(lane.tokens) >= s.max_new_tokens:
+        draw_lane(lane.name, lane.tokens, lane.kinds, lane.passes[-1] if lane.passes else 0,
+                  lane.times[-1] if lane.times else None)
+    else:
+        admission.checkpoint()
+
+
 if start:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
+    redraw = {name: admission.Throttle() for name in lane_boxes}
     try:
         with admission.slot("your race"):
             with st.spinner("Warming up both decoders (untimed)…"):
                 race.warm_up(pair.target, pair.draft, ids, s.gamma)
-            result = race.live_race(
-                pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed, warm=False,
-                on_event=lambda lane: draw_lane(lane.name, lane.tokens, lane.kinds, lane.passes[-1] if lane.passes
-                                                else 0, lane.times[-1] if lane.times else None))
+            result = race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
+                                    warm=False, on_event=lambda lane: draw_live(lane, redraw))
     except ValueError as err:
         st.error(f"Could not race: {err}")
         st.stop()
