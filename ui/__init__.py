@@ -10,6 +10,7 @@ Every page starts with `frame.ensure()`, then typically:
                                        in the server's queue (visible "Queued — N ahead") for a slot
     admission.cached(max_entries=N)    decorator instead of @st.cache_data for cached generations
     admission.on_round / on_token      core callbacks that let Streamlit stop a long run (tab closed)
+    admission.Throttle()               ~10 redraws a second for live progress drawn inside a slot
     operator.policy()                  the operator's settings (pairs offered, bounds on one request)
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.sweep / measure.cost_profile / measure.draft_costs   cached timings of the pair here
