@@ -274,7 +274,9 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
 
     log(f"[{pair.name}] cost profile (c, v) ...")
     forwards = ["core", "transformers"] if s.hf else ["core"]
-    costs = {f: [_cost_profile(pair, s, f)] for f in forwards}
+    # Pass costs at the context a generation typically has: the median prompt plus half the new tokens.
+    context = int(statistics.median(len(x) for x in ids.values())) + s.max_new_tokens // 2
+    costs = {f: [_cost_profile(pair, s, f, context)] for f in forwards}
 
     log(f"[{pair.name}] warm-up ...")
     first = prompts[0]["name"]
@@ -293,7 +295,7 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
             runs.append({"pair": pair.name, "rep": rep, "prompt": prompt["name"], "kind": prompt["kind"],
                          "config": cfg, **row})
         for f in forwards:  # c and v measured again after every repetition, under the same load
-            costs[f].append(_cost_profile(pair, s, f))
+            costs[f].append(_cost_profile(pair, s, f, context))
         log(f"[{pair.name}] repetition {rep + 1}/{s.reps} done ({len(runs)}/{total} runs, "
             f"{time.perf_counter() - t0:.0f} s)")
     # Each field's median over the profiles: one profile taken while something else ran cannot skew v.
@@ -304,14 +306,15 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
     rows = aggregate(runs, plan, cost, s)
     best = best_gamma(rows)
     trace = trace_overhead(pair, prompts, ids, best, s, memory, log) if best else {}
-    return {"pair": pair, "runs": runs, "rows": rows, "cost": cost, "costs": costs, "best_gamma": best,
+    return {"pair": pair, "runs": runs, "rows": rows, "cost": cost, "costs": costs, "context": context, "best_gamma": best,
             "trace": trace, "prompts": prompts, "prompt_tokens": {k: len(v) for k, v in ids.items()}}
 
 
-def _cost_profile(pair, s: Settings, forward: str):
+def _cost_profile(pair, s: Settings, forward: str, context: int = 64):
     os.environ[FORWARD_ENV] = "1" if forward == "transformers" else "0"
     try:
-        return cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2), repeats=15 if s.quick else 30)
+        return cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2), context=context,
+                            repeats=15 if s.quick else 30)
     finally:
         os.environ.pop(FORWARD_ENV, None)
 
@@ -562,7 +565,8 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
                f"{pair.draft_name} ({pair.draft_params / 1e6:.2f} M)", ""]
         for forward, cost in res["cost"].items():
             cs = [p.c for p in res["costs"][forward]]
-            md.append(f"Cost profile, {forward} forward (median of {len(cs)} measure.cost_profile runs, one before "
+            md.append(f"Cost profile, {forward} forward, at {res['context']} cached tokens (median of {len(cs)} "
+                      f"measure.cost_profile runs, one before "
                       f"the runs and one after each repetition): target pass {cost.target_s * 1e3:.2f} ms, draft pass "
                       f"{cost.draft_s * 1e3:.3f} ms, c = {cost.c:.3f} (single profiles: {min(cs):.3f} to "
                       f"{max(cs):.3f}); v(gamma) = "
