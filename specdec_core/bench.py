@@ -90,6 +90,7 @@ class Settings:
     # up to 8x slower whenever anything else ran, and small models gain little from a second one
     quick: bool = False
     profile: bool = False  # also write a cProfile of speculative greedy decoding at the best gamma
+    device: str = "cpu"  # "cpu", "cuda", ... or "auto" (load_pair's choice); peak memory is host RSS
     out: Path = Path("bench-out")
 
 
@@ -689,7 +690,7 @@ def run(s: Settings, command: str = "python -m specdec_core bench", log=print) -
     results, skipped = [], {}
     for name in s.pairs:
         try:
-            pair = load_pair(name, device="cpu") if name in PAIRS else None
+            pair = load_pair(name, device=None if s.device == "auto" else s.device) if name in PAIRS else None
         except (PairUnavailable, ValueError) as err:
             skipped[name] = str(err)
             log(f"[{name}] skipped: {err}")
@@ -728,6 +729,7 @@ def add_arguments(b: argparse.ArgumentParser) -> None:
                    "the self-repeating prompt is always added")
     b.add_argument("--trace-reps", type=int, default=None, help="repetitions of the trace on/off comparison")
     b.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's own choice)")
+    b.add_argument("--device", default="cpu", help="cpu (default), cuda, mps, or auto")
     b.add_argument("--no-hf", action="store_true", help="skip transformers' generate() rows")
     b.add_argument("--no-sampling", action="store_true", help="skip the sampling rows")
     b.add_argument("--profile", action="store_true", help="also write profile-PAIR.txt (cProfile at the best gamma)")
@@ -745,7 +747,7 @@ def _parse_gammas(text: str) -> list[int]:
 
 def settings_from_args(args) -> Settings:
     s = quick_settings() if args.quick else Settings()
-    s.pairs, s.out, s.threads = list(args.pair), args.out, args.threads
+    s.pairs, s.out, s.threads, s.device = list(args.pair), args.out, args.threads, args.device
     s.hf, s.sampling, s.profile = not args.no_hf, not args.no_sampling, args.profile
     if args.gammas:
         s.gammas = _parse_gammas(args.gammas)
