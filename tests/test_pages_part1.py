@@ -1,10 +1,7 @@
 """Home and the chapters Serial Tax, Why Verification Is Free, A Round Token by Token, The α Dial:
 each renders, and its main control changes what it shows. Bundled pair, few tokens."""
-import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from specdec_core import speculative_generate, theory
 from specdec_core.pairs import load_pair
@@ -12,28 +9,7 @@ from specdec_core.round_stats import acceptance_by_position, measured_alpha, tok
 from specdec_core.trace import RoundTrace
 from ui import settings, stepper
 from ui.stepper import Cursor
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-def page(path: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params = {k: str(v) for k, v in query.items()}
-    at.run()
-    at.switch_page(path).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label: str) -> str:
-    values = [m.value for m in at.metric if m.label == label]
-    assert values, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return values[0]
-
-
-def chart(at, key: str) -> dict:
-    """The plotly figure (as JSON) of the chart with this key."""
-    return json.loads(at.get_by_key(key).proto.spec)
+from tests.apptest_helpers import chart, metric, page
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,10 @@
 and the core modules behind them (race, lab, usage, quiz). Bundled pair, few tokens, except the lab's
 documented run, which uses its documented sample size on purpose."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from streamlit.testing.v1 import AppTest
 
 from specdec_core import autoregressive_generate, lab, quiz, race, speculative_generate, theory
 from specdec_core.broken import BROKEN_RULES
@@ -17,28 +15,9 @@ from specdec_core.sampling import GREEDY, SamplingConfig
 from specdec_core.trace import GenerationResult, RoundTrace
 from specdec_core.usage import pass_usage, usage_summary
 from ui import chapters, settings
+from tests.apptest_helpers import chart, metric, page
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 NEW_PAGES = ["pages/race.py", "pages/identical_outputs.py", "pages/speedup_lives.py", "pages/impact.py", "pages/quiz.py"]
-
-
-def page(path: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.query_params = {k: str(v) for k, v in query.items()}
-    at.run()
-    at.switch_page(path).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def metric(at, label: str) -> str:
-    values = [m.value for m in at.metric if m.label == label]
-    assert values, f"no metric {label!r} among {[m.label for m in at.metric]}"
-    return values[0]
-
-
-def chart(at, key: str) -> dict:
-    return json.loads(at.get_by_key(key).proto.spec)
 
 
 @pytest.fixture(scope="module")
