@@ -39,7 +39,7 @@ class Drafter(Protocol):
 
 
 def _one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
-    return torch.nn.functional.one_hot(torch.tensor(tokens, dtype=torch.long), vocab).float().reshape(len(tokens), vocab)
+    return torch.zeros(len(tokens), vocab).scatter_(-1, torch.tensor(tokens, dtype=torch.long).view(-1, 1), 1.0)
 
 
 # --- a small causal LM as drafter -------------------------------------------------------------------
@@ -94,8 +94,8 @@ class _ModelDraftSession:
             logits_rows.append(logits)
             feed = [x]
         logits = torch.stack(logits_rows)  # (gamma, V)
-        # q: exactly the rows each x_i was drawn from (sampling mode: not transformed a second time)
-        q = to_probs(logits, sampling) if sampling.greedy else torch.stack(q_rows)
+        # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
+        q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
         return Proposal(tokens, q, logits, pass_s)
 
 

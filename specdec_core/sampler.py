@@ -95,7 +95,7 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
     rows = torch.arange(n)
     p_x, q_x = p[rows, x], q[rows, x]  # (n,) each
     if sampling.greedy:
-        accept_prob = (p[:n].argmax(-1) == x).float()  # one-hot p: accept iff x is the argmax
+        accept_prob = p_x  # one-hot p: p(x) is 1 when x is the target's argmax, else 0
         uniforms, accepted = None, accept_prob > 0
     else:
         accept_prob = rule.acceptance_probability(p_x, q_x)

@@ -36,8 +36,8 @@ GREEDY = SamplingConfig(temperature=0.0)
 def to_probs(logits: torch.Tensor, sampling: SamplingConfig) -> torch.Tensor:
     """Probabilities (float32, rows sum to 1) after temperature, top-k and top-p, for logits of shape (..., V)."""
     logits = logits.float()
-    if sampling.greedy:
-        return torch.nn.functional.one_hot(logits.argmax(-1), logits.shape[-1]).float()
+    if sampling.greedy:  # one-hot on the argmax, written straight into float32 (one_hot makes int64)
+        return torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
     logits = logits / sampling.temperature
     if sampling.top_k is not None and sampling.top_k < logits.shape[-1]:
         kth = torch.topk(logits, sampling.top_k, dim=-1).values[..., -1:]

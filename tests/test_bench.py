@@ -46,7 +46,9 @@ def test_quick_bench_writes_table_csv_and_chart(quick_run):
     for r in rows:
         assert float(r["seconds"]) > 0 and float(r["target_passes_per_token"]) > 0
         if r["method"] == "spec":
-            assert 0 <= float(r["alpha"]) <= 1 and float(r["predicted"]) > 0
+            assert 0 <= float(r["alpha"]) <= 1 and float(r["predicted"]) > 0 and float(r["decode_speedup"]) > 0
+        if r["method"] == "spec" and r["drafter"] == "model":
+            assert float(r["predicted_run"]) > 0 and float(r["v_run"]) > 0 and float(r["c_run"]) > 0
     runs = list(csv.DictReader((out / "runs.csv").open()))
     assert all(int(r["n_tokens"]) == 6 for r in runs)  # every method makes exactly the asked length
 
@@ -62,3 +64,23 @@ def test_gamma_list_parsing():
     assert bench._parse_gammas("1-3,6") == [1, 2, 3, 6]
     with pytest.raises(ValueError):
         bench._parse_gammas("0-2")
+
+
+def test_prediction_from_in_run_costs():
+    """aggregate() on made-up runs: the decoding speedup leaves out the prompt's prefill, and the
+    in-run prediction is E(alpha, gamma) / (gamma c + v) with c and v from the runs' own passes."""
+    plain, spec = bench.Config("plain", "greedy"), bench.Config("spec", "greedy", "model", 4)
+    base = dict(kind="open", prompt="a", tokens=[1] * 8, target_passes=8, draft_passes=0, accepted=None,
+                judged=None, prefill_s=1.0, target_s=0.8, draft_s=0.0, peak_mib=0.0)
+    runs = [{**base, "config": plain, "seconds": 10.0, "pass_s": 0.1, "draft_pass_s": float("nan")},
+            {**base, "config": spec, "seconds": 5.0, "target_passes": 2, "draft_passes": 8, "accepted": 6,
+             "judged": 8, "pass_s": 0.2, "draft_pass_s": 0.01}]
+    row = next(r for r in bench.aggregate(runs, [plain, spec], {"core": bench.CostProfile(0.1, 0.01, {5: 0.15})},
+                                          bench.Settings()) if r["config"] == spec.label)
+    assert row["speedup"] == pytest.approx(2.0) and row["decode_speedup"] == pytest.approx(9 / 4)
+    assert row["c_run"] == pytest.approx(0.1) and row["v_run"] == pytest.approx(2.0)
+    alpha = 6 / 8
+    expected = (1 - alpha ** 5) / (1 - alpha) / (4 * 0.1 + 2.0)
+    assert row["predicted_run"] == pytest.approx(expected)
+    assert row["of_predicted_run"] == pytest.approx(2.25 / expected)
+    assert row["predicted"] == pytest.approx((1 - alpha ** 5) / (1 - alpha) / (4 * 0.1 + 1.5))  # the profile's
