@@ -11,9 +11,11 @@ moment of the machine hits all of them alike) and the median of the repetitions 
   - transformers `generate()` plain, and with `assistant_model=` (greedy), once per constant
     `num_assistant_tokens = gamma` and once with the library's default (dynamic) setting.
 
-Each row gets wall time, tokens/s, target passes per token, measured alpha, the measured cost ratio c
-(`measure.cost_profile`), the theory's predicted speedup E / (gamma c + v(gamma)) from those measured
-alpha, c and v, and the peak memory of the run. Output goes to --out: bench.md (tables and the
+Each row gets wall time, tokens/s, target passes per token, measured alpha, the speedup end to end
+and for the decoding phase alone (the prompt's prefill left out, as the cost model leaves it out),
+the theory's predicted speedup E / (gamma c + v(gamma)) from the measured alpha and the c and v of
+the row's own passes (and, for comparison, from an isolated `measure.cost_profile`), and the peak
+memory of the run. Output goes to --out: bench.md (tables and the
 targets of issue 6 with PASS / MISS), bench.csv (aggregated rows), runs.csv (every run) and bench.png.
 Speedups are median over prompts of the per-prompt ratio to plain decoding of the same kind.
 """
@@ -363,6 +365,29 @@ def trace_overhead(pair, prompts, ids, gamma: int, s: Settings, memory, log) -> 
     return out
 
 
+def in_run_fit(cfg: Config, runs: list[dict], base_runs: list[dict]) -> dict:
+    """The cost model against one prompt's runs of a row and of its plain baseline.
+
+    decode_speedup: the ratio of median times without the target's prefill of the prompt (both
+    sides pay it alike and the model leaves it out; the drafter's own pass over the prompt stays in).
+    c and v: this row's draft passes (one new token) and target passes over gamma + 1 positions as
+    they ran, over the baseline's single-position pass; predicted: E(alpha, gamma) / (gamma c + v)
+    with this prompt's alpha; ratio: decode_speedup / predicted. NaN where it does not apply."""
+    nan = float("nan")
+    decode = lambda rs: _median(r["seconds"] - r["prefill_s"] for r in rs)
+    out = {"decode_speedup": decode(base_runs) / decode(runs), "c": nan, "v": nan, "predicted": nan, "ratio": nan}
+    judged = sum(r["judged"] or 0 for r in runs)
+    if cfg.method != "spec" or not judged:
+        return out
+    t1 = _median(r["pass_s"] for r in base_runs)
+    alpha = min(1.0, sum(r["accepted"] for r in runs) / judged)
+    out["v"] = _median(r["pass_s"] for r in runs) / t1
+    out["c"] = _median(r["draft_pass_s"] for r in runs) / t1 if cfg.drafter == "model" else 0.0
+    out["predicted"] = theory.speedup(alpha, cfg.gamma, out["c"], out["v"])
+    out["ratio"] = out["decode_speedup"] / out["predicted"]
+    return out
+
+
 def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) -> list[dict]:
     """One row per (config, prompt group): medians over repetitions, then over prompts."""
     by = {}
@@ -390,18 +415,9 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
             else:
                 predicted = float("nan")
             speedup = _median(base[p] / per_prompt[p] for p in names)
-            # The decoding phase alone: without the target's prefill of the prompt, which both sides
-            # pay alike and the cost model leaves out (the drafter's own prompt pass stays in).
-            decode = lambda c, p: _median(r["seconds"] - r["prefill_s"] for r in by[(c, p)])
-            decode_speedup = _median(decode(baseline_of(cfg), p) / decode(cfg, p) for p in names)
-            # c and v as this row's passes cost in its runs, against the baseline's single-position pass.
-            t1 = _median(r["pass_s"] for p in names for r in by[(baseline_of(cfg), p)])
-            v_run = _median(r["pass_s"] for r in all_runs) / t1 if cfg.gamma else float("nan")
-            c_run = _median(r["draft_pass_s"] for r in all_runs) / t1 if cfg.drafter == "model" else 0.0
-            if cfg.method == "spec" and not math.isnan(alpha) and not math.isnan(v_run):
-                predicted_run = theory.speedup(min(alpha, 1.0), cfg.gamma, c_run, v_run)
-            else:
-                predicted_run = float("nan")
+            fit = [in_run_fit(cfg, by[(cfg, p)], by[(baseline_of(cfg), p)]) for p in names]
+            decode_speedup, c_run, v_run, predicted_run, of_predicted_run = (
+                _median(f[key] for f in fit) for key in ("decode_speedup", "c", "v", "predicted", "ratio"))
             matches = (all(r["tokens"] == greedy_tokens[r["prompt"]] for r in all_runs)
                        if cfg.decoding == "greedy" else None)
             seconds = _median(per_prompt.values())
@@ -410,12 +426,12 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
                 "drafter": cfg.drafter, "gamma": cfg.gamma, "prompts": len(names),
                 "seconds": seconds, "ms": 1e3 * seconds, "tokens_per_s": _median(n_tokens) / seconds if seconds else float("nan"),
                 "speedup": speedup, "decode_speedup": decode_speedup,
-                "predicted_run": predicted_run, "of_predicted_run": decode_speedup / predicted_run,
+                "predicted_run": predicted_run, "of_predicted_run": of_predicted_run,
                 "predicted": predicted,
                 "of_predicted": speedup / predicted if predicted == predicted else float("nan"),
                 "target_passes_per_token": sum(r["target_passes"] for r in all_runs) / sum(n_tokens),
                 "draft_passes_per_token": sum(r["draft_passes"] for r in all_runs) / sum(n_tokens),
-                "alpha": alpha, "c_run": c_run if cfg.method == "spec" else float("nan"), "v_run": v_run,
+                "alpha": alpha, "c_run": c_run, "v_run": v_run,
                 "c": c if cfg.method in ("spec", "hf-assisted") else float("nan"),
                 "v": cost.v(cfg.gamma) if cfg.gamma else float("nan"),
                 "peak_mib": max((r["peak_mib"] for r in all_runs), default=float("nan")),
@@ -594,10 +610,11 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
           "(SPECDEC_TRANSFORMERS_FORWARD=1), as transformers' generate() uses it. "
           "Decoding speedup: the same ratio without the target's prefill of the prompt (both sides pay it "
           "alike; the drafter's own pass over the prompt stays in). "
-          "Predicted: E(alpha, gamma) / (gamma c + v(gamma)) from the measured alpha (accepted / judged "
-          "drafts over all runs of the row) and the row's own c and v: its draft passes (one new token) and "
+          "Predicted: E(alpha, gamma) / (gamma c + v(gamma)) per prompt, from that prompt's measured alpha "
+          "(accepted / judged drafts) and the row's own c and v on it: its draft passes (one new token) and "
           "its target passes over gamma + 1 positions, timed inside its runs, each over the single-position "
-          "pass of its plain baseline (n-gram: c = 0); meas/pred = decoding speedup / predicted. "
+          "pass of its plain baseline (n-gram: c = 0); meas/pred = decoding speedup / predicted per prompt; "
+          "the columns give medians over prompts (alpha: accepted / judged over all the row's runs). "
           "Predicted (profile): the same formula with c and v from the isolated cost profile below; "
           "speedup / pred. (profile) compares it with the end-to-end speedup.", ""]
     for name, why in skipped.items():
