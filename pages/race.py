@@ -259,6 +259,9 @@ if swept and swept["signature"] == signature:
     fig.update_layout(title="Speedup over standard decoding against γ", xaxis_title="γ", yaxis_title="speedup (×)",
                       height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
     st.plotly_chart(fig, key="race_sweep_chart")
+    st.caption("Expect the measured points a little under the machine's line: its c and v(γ) come from passes "
+               "timed on their own, and inside a generation a verification pass runs slower, between draft "
+               "passes and the sampler's own work (on the development machine 5 to 10% slower).")
     best = max(sweep["rows"], key=lambda row: row["speedup"])
     st.markdown(f"{layout.measured_badge()} Best measured γ here: **{best['gamma']}** ({best['speedup']:.2f}×); the "
                 f"formula with this machine's costs predicts γ = {theory.optimal_gamma(a, profile.c, profile.v, SWEEP_GAMMAS[-1])}, "
