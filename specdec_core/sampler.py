@@ -88,8 +88,9 @@ class Verdict:
 
 def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: SamplingConfig,
            generator: torch.Generator, rule: Rule = EXACT) -> Verdict:
-    """Judge drafts x_1..x_n against the target: p is (n + 1, V), q is (n, V). Returns how many
-    drafts are accepted and the corrective or bonus token that follows them."""
+    """Judge drafts x_1..x_n against the target: p is (n + 1, V), q is (n, V), both after
+    `to_probs` (one-hot rows in greedy mode). Returns how many drafts are accepted and the
+    corrective or bonus token that follows them."""
     n = len(drafts)
     x = torch.tensor(drafts, dtype=torch.long)
     rows = torch.arange(n)
