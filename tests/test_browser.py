@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,10 +44,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextmanager
+def streamlit_server(log: Path):
+    """`streamlit run app.py` on a free port, as `make run` starts it; yields its URL once healthy."""
     port = free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -77,14 +78,20 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("streamlit") / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def browser(server):
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # The first script run of a fresh Streamlit process runs the requested page in the legacy pages/
-        # mode (see ui/frame.py), where widgets get other ids than in every later run, so the first
-        # interaction after it is lost. One throwaway visit takes that run, so each test sees the app
-        # as every later visitor does.
+        # The first visitor of a fresh Streamlit process is not like the others (see ui/frame.py and
+        # test_first_click_on_a_fresh_server_counts): at the root URL their first sidebar change can
+        # still be lost. One throwaway visit takes that, so each test sees the app as every later
+        # visitor does.
         page = b.new_page()
         page.goto(server, wait_until="domcontentloaded")
         page.wait_for_selector('[data-testid="stMetric"], [data-testid="stAlert"]', timeout=SCRIPT_TIMEOUT_MS)
@@ -209,3 +216,22 @@ def test_page_in_a_real_browser(server, browser, chapter):
         page.screenshot(path=str(SHOTS / f"{chapters.CHAPTERS.index(chapter):02d}-{name}.png"))
     finally:
         context.close()
+
+
+def test_first_click_on_a_fresh_server_counts(browser, tmp_path):
+    """A chapter link opened first on a freshly started server (a teacher's shared link): the very
+    first click must take effect. Streamlit serves that first run in its legacy pages/ mode, where
+    widgets have other ids than later (ui/frame.py reruns it at once); before that, this click was lost."""
+    with streamlit_server(tmp_path / "server.log") as url:
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            page = context.new_page()
+            page.goto(f"{url}/serial_tax", wait_until="domcontentloaded")
+            page.wait_for_selector(".st-key-st_run button", timeout=SCRIPT_TIMEOUT_MS)
+            wait_idle(page)
+            click(page, "st_run")  # the first interaction of this server's first visitor
+            wait_idle(page, after_action=True)
+            page.locator(".st-key-st_cumulative").wait_for(state="visible", timeout=60_000)
+            assert_no_exception(page, "serial_tax on a fresh server")
+        finally:
+            context.close()

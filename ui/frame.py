@@ -4,7 +4,9 @@ URL), the model pair, and the warnings about settings that had to be changed.
 app.py draws it and then runs the chapter. Every chapter also starts with `frame.ensure()`, because
 Streamlit sometimes runs a page file without app.py: with a `pages/` folder next to the entry point,
 its legacy multipage mode serves the first request of a fresh server process (and every run under
-`AppTest.switch_page`) by executing the page directly. `ensure()` draws the frame in that case.
+`AppTest.switch_page`) by executing the page directly. `ensure()` draws the frame in that case, and
+`render()` reruns that first run of the process at once, so its widget ids are never the ones a
+visitor's first click is sent to.
 """
 import threading
 from contextlib import contextmanager
@@ -14,6 +16,7 @@ import streamlit as st
 from . import chapters, layout, models, operator, settings
 
 _state = threading.local()  # one script run = one thread at a time
+_navigation_ready = False  # whether this process has run st.navigation once (see render)
 
 
 def render():
@@ -24,6 +27,13 @@ def render():
     pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
              for i, c in enumerate(chapters.CHAPTERS)]
     page = st.navigation(pages)
+    global _navigation_ready
+    if not _navigation_ready:
+        # The first script run of a fresh process is the legacy pages/ mode's (see above): its widgets
+        # get other ids than in every later run, so a visitor's first click would be lost. This first
+        # st.navigation call switches the process over; rerunning at once serves the page from there.
+        _navigation_ready = True
+        st.rerun()
     st.sidebar.markdown(f"**{layout.TITLE}**")
     settings.init_from_url()
     current, pair, _ = settings.sidebar(models.get_pair)
