@@ -38,9 +38,10 @@ def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float]
     """Target pass time for each k, and one-position pass time of each drafter (default: all of the
     pair's drafters). Shows a progress bar while anything is measured for the first time.
 
-    Each time is the least of ROUNDS medians taken in separate sweeps over every pass: other work on
-    the machine only ever adds time, and a burst of it (a browser rendering, another process) then
-    lands in one round of a few passes rather than in all the medians of one pass."""
+    Each time is the least of ROUNDS medians taken in separate sweeps over every pass, every other
+    sweep in reverse order: other work on the machine only ever adds time, and a burst of it (a
+    browser rendering, another process) then lands in one round of a few passes rather than in all
+    the medians of one pass."""
     key = pair_key(pair)
     labels = list(pair.drafts) if drafters is None else list(drafters)
     jobs = [("target", k, pair.target) for k in ks] + [(lab, 1, pair.drafts[lab]) for lab in labels]
@@ -51,7 +52,8 @@ def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float]
     with admission.slot("timing this machine's forward passes", exclusive=True) if fresh else nullcontext():
         bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…") if fresh else None
         for r in range(ROUNDS):
-            for i, (role, k, model) in enumerate(jobs):
+            # Odd rounds go backwards: no pass is always timed at the same moment of a round.
+            for i, (role, k, model) in enumerate(jobs if r % 2 == 0 else jobs[::-1]):
                 seconds = pass_seconds(key, role, k, r, model)
                 known.add((key, role, k, r))
                 best[role, k] = min(seconds, best.get((role, k), seconds))
