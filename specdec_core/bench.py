@@ -711,7 +711,7 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
 
 
 def _series(rows, group, key):
-    """(label, points) per method over gamma; for key "predicted" the prediction of our model-drafter rows."""
+    """(label, points) per method over gamma; for the keys in `single`, only our greedy model-drafter rows."""
     def pts(**m):
         return sorted((r["gamma"], r[key]) for r in _rows(rows, group, **m) if r["gamma"])
     ours = dict(method="spec", forward="core")
@@ -722,7 +722,7 @@ def _series(rows, group, key):
     if key in single:
         label, style = single[key]
         return [({"label": label, "points": pts(**greedy_model)}, style)]
-    return [({"label": "ours, model drafter, greedy", "points": pts(drafter="model", decoding="greedy", **ours)}, "o-"),
+    return [({"label": "ours, model drafter, greedy", "points": pts(**greedy_model)}, "o-"),
             ({"label": "ours, model drafter, sampling", "points": pts(drafter="model", decoding="sampling", **ours)}, "s-"),
             ({"label": "ours, n-gram drafter, greedy", "points": pts(drafter="ngram", decoding="greedy", **ours)}, "^-"),
             ({"label": "ours on transformers' forward", "points": pts(method="spec", forward="transformers")}, "d-"),
