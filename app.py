@@ -3,11 +3,9 @@ running real GPT-2 models. This entry point draws the frame every page shares (p
 navigation, the settings sidebar kept in step with the URL, the model pair), then the chapter.
 
 Run:  .venv/bin/python -m streamlit run app.py
-Add a chapter: one line in ui/chapters.py CHAPTERS (navigation and Home's links both read it), and
-start the page file with `frame.ensure()`.
+Add a chapter: its file in chapters/ and one line in ui/chapters.py CHAPTERS (navigation, Home's
+links and each chapter's "next" link all read it).
 """
 from ui import frame
 
-page = frame.render()
-with frame.framed():
-    page.run()
+frame.render().run()

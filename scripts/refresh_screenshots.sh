@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="tmp/screenshots"
 rm -rf "$out"
-SPECDEC_SCREENSHOTS="$out" .venv/bin/python -m pytest -q tests/test_browser.py
+SPECDEC_SCREENSHOTS="$out" .venv/bin/python -m pytest -q tests/e2e/test_browser.py
 mkdir -p docs/screenshots
 rm -f docs/screenshots/*.png
 cp "$out"/*.png docs/screenshots/

@@ -1,6 +1,6 @@
 """Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core).
 
-Every page starts with `frame.ensure()`, then typically:
+A page (in chapters/) typically calls:
     settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature())
     models.require_pair()              the loaded ModelPair, or a friendly error and st.stop()
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()

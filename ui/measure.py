@@ -10,7 +10,7 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from specdec_core.measure import CostProfile, pass_cost
+from specdec_core.analysis.measure import CostProfile, pass_cost
 from specdec_core.pairs import ModelPair
 
 from . import admission

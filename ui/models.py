@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from specdec_core.pairs import ModelPair, PairUnavailable, load_pair
-from specdec_core.policy import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
+from .classroom import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
 
 from . import operator
 from .settings import Settings, current

@@ -15,7 +15,7 @@ from typing import Mapping
 import streamlit as st
 
 from specdec_core.pairs import PAIRS
-from specdec_core.policy import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
+from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
 from specdec_core.sampling import SamplingConfig
 
 from . import operator

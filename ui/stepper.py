@@ -6,7 +6,7 @@ token. Pure functions, so the page stays thin and tests can check the walk.
 """
 from dataclasses import dataclass
 
-from specdec_core.round_stats import checked
+from specdec_core.analysis.round_stats import checked
 from specdec_core.trace import RoundTrace
 
 

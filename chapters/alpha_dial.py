@@ -1,0 +1,243 @@
+"""Chapter: The α Dial. The paper's formulas for expected tokens and speedup against γ and α (checked
+against its Table 1), then the live pair: measured α, tokens per pass and speedup, per drafter, and
+acceptance by draft position."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from specdec_core import autoregressive_generate, speculative_generate, theory
+from specdec_core.analysis.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
+from ui import admission, charts, chips, layout, measure, models, operator, settings
+
+GAMMA_AXIS = list(range(1, 21))
+ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
+TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
+# Leviathan et al. (2022), Table 1: (alpha, gamma, operations, speed), assuming c = c_hat = 0.
+PAPER_TABLE_1 = [(0.6, 2, 1.53, 1.96), (0.7, 3, 1.58, 2.53), (0.8, 2, 1.23, 2.44), (0.8, 5, 1.63, 3.69),
+                 (0.9, 2, 1.11, 2.71), (0.9, 10, 1.60, 6.86)]
+# Leviathan et al. (2022), Table 2: T5-XXL (11B) target; (task, drafter, temperature, gamma, alpha, speed).
+PAPER_TABLE_2 = [("EnDe", "T5-small", 0, 7, 0.75, 3.4), ("EnDe", "T5-base", 0, 7, 0.80, 2.8),
+                 ("EnDe", "T5-large", 0, 7, 0.82, 1.7), ("EnDe", "T5-small", 1, 7, 0.62, 2.6),
+                 ("EnDe", "T5-base", 1, 5, 0.68, 2.4), ("EnDe", "T5-large", 1, 3, 0.71, 1.4),
+                 ("CNNDM", "T5-small", 0, 5, 0.65, 3.1), ("CNNDM", "T5-base", 0, 5, 0.73, 3.0),
+                 ("CNNDM", "T5-large", 0, 3, 0.74, 2.2), ("CNNDM", "T5-small", 1, 5, 0.53, 2.3),
+                 ("CNNDM", "T5-base", 1, 3, 0.55, 2.2), ("CNNDM", "T5-large", 1, 3, 0.56, 1.7)]
+DRAFTER_COLORS = [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]
+
+s = settings.current()
+pair = models.require_pair()
+
+st.header("The α Dial")
+layout.intro(
+    "Everything in the paper's analysis comes down to α, the chance that the target accepts a draft, and "
+    "γ, how many drafts a round proposes: the curves below are its formulas, with the best γ for each α "
+    "marked. Then the live pair is run for real, once per drafter, and its measured α, tokens per pass and "
+    "speedup are laid over the theory.",
+    "drag α from 0.6 to 0.95 and watch the starred optimal γ move right; then press **Run** below and "
+    "compare the distilled drafter's α with the corpus-only one's.")
+
+profile = measure.cost_profile(pair)
+costs = measure.draft_costs(pair)
+c_default = round(min(max(profile.c, 0.0), 1.0), 3)
+st.session_state.setdefault("ad_alpha", 0.8)
+st.session_state.setdefault("ad_gamma", s.gamma)
+st.session_state.setdefault("ad_c", c_default)
+st.session_state.setdefault("ad_hw", False)
+
+
+@st.fragment
+def explorer() -> None:
+    a, g, cc, hw = st.columns([3, 3, 3, 2], vertical_alignment="bottom")
+    alpha = a.slider("α (acceptance rate)", 0.0, 0.99, step=0.01, key="ad_alpha")
+    gamma = g.slider("γ (draft length)", 1, 16, key="ad_gamma")
+    c = cc.slider("c (draft pass / target pass)", 0.0, 1.0, step=0.005, key="ad_c", format="%.3f",
+                  help=f"Measured for this pair: {profile.c:.3f}.")
+    use_hw = hw.toggle("This machine's v(γ)", key="ad_hw",
+                       help="Off: the paper's model, a pass over γ+1 positions costs one pass (v = 1). "
+                            "On: the v(γ) measured here.")
+    v = profile.v if use_hw else 1.0
+    best = theory.optimal_gamma(alpha, c, v, max_gamma=GAMMA_AXIS[-1])
+
+    m = st.columns(5)
+    m[0].metric("Optimal γ", best, help=f"The γ in 1…{GAMMA_AXIS[-1]} with the highest expected speedup.")
+    m[1].metric("Speedup at the optimum", f"{theory.speedup(alpha, best, c, v):.2f}×")
+    m[2].metric(f"Expected tokens per pass at γ = {gamma}", f"{theory.expected_tokens(alpha, gamma):.2f}")
+    m[3].metric(f"Speedup at γ = {gamma}", f"{theory.speedup(alpha, gamma, c, v):.2f}×")
+    m[4].metric("Ceiling 1/(1−α)", f"{1 / (1 - alpha):.2f}", help="Tokens per pass with unlimited free drafts.")
+
+    measured = st.session_state.get("ad_measured")
+    curves = sorted(set(ALPHAS) | {alpha})
+    left, right = st.columns(2)
+    fig_e, fig_s = go.Figure(), go.Figure()
+    for x in curves:
+        mine = abs(x - alpha) < 1e-9
+        style = dict(width=4 if mine else 1.5, color=charts.RESIDUAL_COLOR if mine else charts.MUTED)
+        name = f"α = {x:.2f}" + (" (yours)" if mine else "")
+        fig_e.add_scatter(x=GAMMA_AXIS, y=[theory.expected_tokens(x, g_) for g_ in GAMMA_AXIS], mode="lines",
+                          name=name, line=style, legendgroup=name)
+        fig_s.add_scatter(x=GAMMA_AXIS, y=[theory.speedup(x, g_, c, v) for g_ in GAMMA_AXIS], mode="lines",
+                          name=name, line=style, legendgroup=name, showlegend=False)
+        opt = theory.optimal_gamma(x, c, v, max_gamma=GAMMA_AXIS[-1])
+        fig_s.add_scatter(x=[opt], y=[theory.speedup(x, opt, c, v)], mode="markers", showlegend=False,
+                          marker=dict(symbol="star", size=18 if mine else 10, color=style["color"]),
+                          hovertemplate=f"optimal γ = {opt} for α = {x:.2f}<extra></extra>", legendgroup=name)
+    fig_e.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
+    fig_s.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
+    if measured:
+        for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
+            g_m = measured["gamma"]
+            fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")))
+            fig_e.add_scatter(x=GAMMA_AXIS, y=[theory.expected_tokens(res["alpha"], g_) for g_ in GAMMA_AXIS],
+                              mode="lines", line=dict(dash="dash", color=color), showlegend=False,
+                              hovertemplate=f"theory at measured α = {res['alpha']:.2f}<extra></extra>")
+            fig_s.add_scatter(x=[g_m], y=[res["speedup"]], mode="markers", showlegend=False,
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")),
+                              hovertemplate=f"measured wall-clock speedup, {label}: %{{y:.2f}}×<extra></extra>")
+    fig_e.update_layout(title="Expected tokens per target pass", xaxis_title="γ", yaxis_title="tokens",
+                        height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))
+    fig_s.update_layout(title=f"Speedup (c = {c:.3f}, {'this machine' if use_hw else 'paper'}'s v); ★ = optimal γ",
+                        xaxis_title="γ", yaxis_title="speedup (×)", height=380, margin=dict(t=40, b=8))
+    fig_s.add_hline(y=1, line_dash="dash", line_color=charts.MUTED)
+    left.plotly_chart(fig_e, key="ad_expected")
+    right.plotly_chart(fig_s, key="ad_speedup")
+    if measured:
+        st.caption("◆ measured on the live pair (at the γ it was run with); dashed: the formula at that drafter's "
+                   "measured α. The speedup ◆ is wall-clock on this machine, so compare it with the curve when "
+                   "*This machine's v(γ)* is on and c is the drafter's own.")
+
+
+explorer()
+
+# --- the paper's Table 1, recomputed -------------------------------------------------------------
+st.subheader("A check you can see: the paper's Table 1, recomputed")
+rows = []
+for alpha, gamma, ops, speed in PAPER_TABLE_1:
+    ours_ops = theory.expected_operations_increase(alpha, gamma, 0.0)
+    ours_speed = theory.walltime_improvement(alpha, gamma, 0.0)
+    rows.append({"α": alpha, "γ": gamma, "operations (paper)": ops, "operations (this app)": round(ours_ops, 4),
+                 "speed (paper)": speed, "speed (this app)": round(ours_speed, 4),
+                 "match": "✓" if (round(ours_ops, 2), round(ours_speed, 2)) == (ops, speed) else "✗"})
+st.dataframe(rows, hide_index=True, key="ad_table1")
+st.caption(f"{layout.paper_badge()} Leviathan, Kalman & Matias (2022), Table 1: total arithmetic and speed "
+           "against plain decoding for several α and γ, with free drafts (c = ĉ = 0). *This app* columns come "
+           "from `specdec_core.theory` (expected_operations_increase, walltime_improvement); ✓ means they agree "
+           "to the paper's two decimals.")
+with st.expander("The paper's measured T5-XXL results (Table 2), next to the formula with free drafts"):
+    st.dataframe([{"task": t, "drafter": d, "temperature": temp, "γ": g_, "α": a_, "speed (paper, measured)": sp,
+                   "E[tokens per pass] = speed if c = 0": round(theory.expected_tokens(a_, g_), 2)}
+                  for t, d, temp, g_, a_, sp in PAPER_TABLE_2], hide_index=True, key="ad_table2")
+    st.caption(f"{layout.paper_badge()} T5-XXL (11B) target on a TPU-v4. The measured speed stays below the "
+               "c = 0 ceiling because real drafters cost something: larger drafters agree more (higher α) but "
+               "cost more (higher c), and T5-small wins.")
+
+# --- measured on the live pair -------------------------------------------------------------------
+st.subheader("Measured: the live pair, drafter by drafter")
+ids = models.require_prompt_ids(pair)
+max_rounds = max(10, operator.policy().max_rounds // 10 * 10)  # the operator's bound on one request
+st.session_state["ad_rounds"] = min(st.session_state.get("ad_rounds", 60), max_rounds)
+n_rounds = st.slider("Rounds per drafter", 10, max_rounds, step=10, key="ad_rounds")
+gamma_run = st.session_state["ad_gamma"]
+st.caption(f"Runs {n_rounds} rounds with each of the pair's {len(pair.drafts)} drafters at γ = {gamma_run} (the "
+           f"γ slider above), {s.describe_sampling()}, on the sidebar prompt, then times plain decoding of the "
+           "same prompt for the speedup.")
+signature = (models.pair_key(pair), s.signature(), gamma_run, n_rounds)
+
+
+def run_measurement() -> dict:
+    window = pair.context_length - len(ids)
+    budget = max(1, min(window, TOKENS_PER_GENERATION))
+    total = n_rounds * len(pair.drafts)
+    bar = st.progress(0.0, text="Running rounds…")
+    results, done = {}, 0
+    for label, model in pair.drafts.items():
+        rounds, spec_s, spec_tokens, seed = [], 0.0, 0, s.seed
+
+        def on_round(_round, label=label) -> None:
+            nonlocal done
+            done += 1
+            bar.progress(min(done / total, 1.0), text=f"Running rounds: {label}, {done} of {total}")
+
+        for _ in range(50):  # generations end early at EOS; never loop forever
+            if len(rounds) >= n_rounds:
+                break
+            res = speculative_generate(pair.target, model, ids, gamma=gamma_run, max_new_tokens=budget,
+                                       sampling=s.sampling, seed=seed, trace=False,
+                                       max_rounds=n_rounds - len(rounds), on_round=on_round)
+            rounds += res.rounds
+            spec_s += res.total_s - res.prefill_s
+            spec_tokens += len(res.tokens)
+            seed = (seed + 1) % 2**31
+        results[label] = {"alpha": measured_alpha(rounds), "tokens_per_pass": tokens_per_round(rounds),
+                          "rounds": len(rounds), "s_per_token": spec_s / max(1, spec_tokens),
+                          "by_position": acceptance_by_position(rounds, gamma_run)}
+    bar.progress(1.0, text="Timing plain decoding for comparison…")
+    plain = autoregressive_generate(pair.target, ids, min(budget, 64), s.sampling, seed=s.seed)
+    base = (plain.total_s - plain.prefill_s) / max(1, len(plain.tokens))
+    for res in results.values():
+        res["speedup"] = base / res["s_per_token"]
+    bar.empty()
+    return {"signature": signature, "gamma": gamma_run, "results": results}
+
+
+if st.button(f"Run {n_rounds} rounds per drafter", key="ad_run", type="primary", icon=":material/play_arrow:"):
+    try:
+        with admission.slot("the measurement"):
+            st.session_state["ad_measured"] = run_measurement()
+    except ValueError as err:
+        st.error(f"Could not run: {err}")
+    st.rerun()  # redraw the theory charts with the measured points
+
+measured = st.session_state.get("ad_measured")
+if not measured:
+    st.caption("Press **Run** to measure; the results are laid over the charts above.")
+else:
+    if measured["signature"] != signature:
+        st.info("These results are from earlier settings; press **Run** to measure the current ones.",
+                icon=":material/history:")
+    g_m = measured["gamma"]
+    table = []
+    for label, res in measured["results"].items():
+        c_label = costs.get(label, profile.c)
+        table.append({"drafter": label, "measured α": round(res["alpha"], 3),
+                      "tokens per target pass (measured)": round(res["tokens_per_pass"], 3),
+                      "tokens per target pass (formula at measured α)": round(theory.expected_tokens(res["alpha"], g_m), 3),
+                      "c (measured)": round(c_label, 3),
+                      "speedup (measured, wall clock)": round(res["speedup"], 2),
+                      "speedup (formula, paper's v = 1)": round(theory.walltime_improvement(res["alpha"], g_m, c_label), 2),
+                      "speedup (formula, this machine's v)": round(theory.speedup(res["alpha"], g_m, c_label, profile.v), 2),
+                      "rounds": res["rounds"]})
+    st.dataframe(table, hide_index=True, key="ad_measured_table")
+    st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
+               "draft the target judged; its expectation is the paper's α = Σ min(p, q).")
+
+    fig = go.Figure()
+    for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
+        frame_ = res["by_position"]
+        fig.add_scatter(x=frame_["position"].tolist(), y=frame_["rate"].tolist(), mode="lines+markers", name=f"{label}: accepted / reached",
+                        line_color=color, customdata=frame_[["reached", "accepted"]].to_numpy().tolist(),
+                        hovertemplate="position %{x}: %{y:.2f} (%{customdata[1]} of %{customdata[0]} reached)<extra></extra>")
+        fig.add_scatter(x=frame_["position"].tolist(), y=[res["alpha"]] * len(frame_), mode="lines", line=dict(dash="dot", color=color),
+                        name=f"{label}: i.i.d. model (flat at measured α)")
+    fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (1 … γ)",
+                      yaxis_title="P(accept x_i | x_1…x_{i−1} accepted)", yaxis_range=[0, 1.02], height=380,
+                      margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
+    st.plotly_chart(fig, key="ad_by_position")
+    st.markdown(
+        "The paper's formulas assume every draft is accepted independently with one probability α, which "
+        "would make each line flat. Position 1 is reached in every round, so it is measured best. Later "
+        "positions are reached only after the earlier drafts passed, which happens more in predictable "
+        "stretches of text: there acceptance tends to run higher than α, and the i.i.d. model "
+        "underestimates long accepted runs. Where the drafter's own guesses start to drift from the "
+        "target, acceptance falls off instead. Few rounds reach the last positions, so read those points "
+        "with their counts (hover).")
+    ranked = sorted(((res["alpha"], label) for label, res in measured["results"].items()), reverse=True)
+    if len(ranked) > 1:
+        (best_alpha, best_label), (worst_alpha, worst_label) = ranked[0], ranked[-1]
+        if best_alpha - worst_alpha >= 0.01:
+            st.success(f"**γ is tunable, α is earned.** Same target, same γ, same prompt: the *{best_label}* "
+                       f"reaches α = {best_alpha:.2f}, the *{worst_label}* {worst_alpha:.2f}. γ is one slider; α "
+                       "comes from how closely the drafter was trained to imitate the target.", icon=":material/school:")
+        else:
+            st.info(f"**γ is tunable, α is earned.** Here the *{best_label}* and the *{worst_label}* measure almost "
+                    f"the same α ({best_alpha:.2f} and {worst_alpha:.2f}): on this prompt and these settings, the "
+                    "extra training did not buy agreement. Try more rounds or another prompt.", icon=":material/school:")

@@ -1,0 +1,250 @@
+"""Chapter: Identical Outputs, the exactness lab. Greedy: both decoders' token ids side by side and
+an empty diff. Sampling: K samples of the next one or two tokens from each decoder, tested against the
+target's exact distribution; then the broken samplers of specdec_core.broken fail the same test."""
+import math
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from specdec_core import autoregressive_generate, speculative_generate
+from specdec_core.analysis import lab
+from specdec_core.broken import BROKEN_RULES
+from specdec_core.sampler import EXACT
+from specdec_core.sampling import GREEDY, SamplingConfig
+from ui import admission, charts, chips, layout, models, operator, settings
+
+LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
+LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
+LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
+DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
+RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES)}
+BROKEN_WHY = {
+    BROKEN_RULES[0].name: "After a rejection it draws from p itself. The accept step has already given every "
+                          "token min(p, q) of its probability; drawing from p on top counts those tokens twice, so "
+                          "tokens the drafter over-rates come out too often.",
+    BROKEN_RULES[1].name: "It keeps a draft only when p(x) ≥ q(x), instead of with probability min(1, p(x)/q(x)). A "
+                          "token the drafter over-rates is then never accepted as a draft, so it comes out too rarely.",
+    BROKEN_RULES[2].name: "The drafts are drawn at the sidebar's temperature, but the test judges them with q computed at "
+                          "twice that temperature. The ratio p/q no longer matches how the drafts were really drawn.",
+}
+COLORS = {"exact": charts.MUTED, "speculative": chips.KINDS["accepted"].color, "broken": chips.KINDS["rejected"].color,
+          "plain": chips.KINDS["target"].color}
+
+s = settings.current()
+pair = models.require_pair()
+ids = models.require_prompt_ids(pair)
+
+st.header("Identical Outputs")
+layout.intro(
+    "The paper's promise is that speculative decoding changes the speed and nothing else. In greedy mode that "
+    "means the very same tokens; with sampling it means the very same distribution, which a statistical test "
+    "can check. Then three samplers with bugs people really write fail the same test.",
+    "press **Draw samples** with the exact rule, then pick a broken rule and press it again: watch the "
+    "speculative bars leave the exact ones and the p-value collapse.")
+
+
+# --- greedy ----------------------------------------------------------------------------------------
+@admission.cached(max_entries=32, what="the greedy comparison")
+def greedy_pair(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, _pair) -> dict:
+    """Plain and speculative greedy decoding of the same prompt (EOS does not stop them)."""
+    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, GREEDY, seed=0, eos_token_id=None,
+                                    on_token=admission.on_token)
+    spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
+                                sampling=GREEDY, seed=0, eos_token_id=None, trace=False, on_round=admission.on_round)
+    return {"plain": plain.tokens, "spec": spec.tokens, "plain_passes": plain.target_passes,
+            "spec_passes": spec.target_passes, "kinds": spec.token_kinds}
+
+
+st.subheader("Greedy: the same tokens")
+with st.spinner("Decoding greedily, twice…"):
+    g = greedy_pair(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, pair)
+diff = lab.token_diff(g["plain"], g["spec"])
+left, right = st.columns(2)
+for col, title, tokens, kinds, passes in (
+        (left, "Standard greedy decoding", g["plain"], ["target"] * len(g["plain"]), g["plain_passes"]),
+        (right, "Speculative greedy decoding", g["spec"], g["kinds"], g["spec_passes"])):
+    with col.container(border=True):
+        st.markdown(f"**{title}** · {passes} target passes")
+        st.html(chips.provenance_html(pair.tokenizer, [], tokens, kinds))
+        st.code(" ".join(str(t) for t in tokens), language=None, wrap_lines=True)
+st.markdown(f"`diff` of the two token-id lists ({len(g['plain'])} and {len(g['spec'])} ids, γ = {s.gamma}, "
+            "temperature 0 whatever the sidebar says):")
+st.code("\n".join(diff) if diff else "(empty: no line differs)", language="diff")
+if not diff:
+    st.success(f"Identical: {len(g['plain'])} of {len(g['plain'])} token ids agree, with "
+               f"{g['plain_passes'] - g['spec_passes']} fewer target passes for the speculative decoder.",
+               icon=":material/check_circle:")
+else:
+    st.error(f"The outputs differ from token {lab.first_difference(g['plain'], g['spec'])}: greedy speculative "
+             "decoding should never do that.")
+
+
+# --- sampling ----------------------------------------------------------------------------------------
+st.subheader("Sampling: the same distribution, tested")
+sampling = s.sampling if not s.greedy else SamplingConfig(LAB_TEMPERATURE)
+lab_sampling_text = (f"the sidebar settings: {s.describe_sampling()}" if not s.greedy
+                     else f"temperature {LAB_TEMPERATURE:g} (the sidebar is greedy)")
+st.markdown(
+    "Fix a prefix. Its next token (or next two) has an exact distribution under the target, which one target "
+    "pass per first token computes. Draw K samples with speculative decoding and K with plain sampling, and "
+    "ask Pearson's chi-square test whether each set of counts could have come from that distribution. Outcomes "
+    f"expected fewer than {lab.MIN_EXPECTED} times are pooled into *other* cells, as the test requires. "
+    f"The lab samples with {lab_sampling_text}.")
+with st.expander("How the samples are drawn, quickly"):
+    st.markdown(
+        "Each speculative sample is one generation with its own seed (seed, seed + 1, …), replayed from "
+        "distributions computed once per distinct context: the same `verify` function and the same rule as "
+        "`speculative_generate`, drawing from the same random generator in the same order. A sample keeps the "
+        "first one or two tokens of a generation one token longer, so that the last kept token was still a "
+        "draft the rule had to judge. The core's tests check that the replay gives the very tokens "
+        "`speculative_generate` gives for the same seed.")
+
+c1, c2 = st.columns([3, 2])
+st.session_state.setdefault("id_prefix_len", min(lab.DOCUMENTED_PREFIX_TOKENS or len(ids), len(ids)))
+st.session_state["id_prefix_len"] = min(max(1, st.session_state["id_prefix_len"]), len(ids))
+if len(ids) > 1:
+    cut = c1.slider("Prefix: the first n tokens of the prompt", 1, len(ids), key="id_prefix_len")
+else:
+    cut = 1
+prefix = ids[:cut]
+c1.html(chips.provenance_html(pair.tokenizer, prefix, [], []))
+n_tokens = c2.radio("Test the next", (1, 2), format_func=lambda n: f"{n} token{'s' * (n > 1)}", horizontal=True,
+                    index=lab.DOCUMENTED_N_TOKENS - 1, key="id_tokens")
+max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the operator's bound on one request
+st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
+k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
+rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
+                         help="The exact rule of the paper, or one of three broken rules from specdec_core.broken.")
+documented_prefix = ("the whole prompt" if lab.DOCUMENTED_PREFIX_TOKENS is None
+                     else f"the prompt's first {lab.DOCUMENTED_PREFIX_TOKENS} tokens")
+st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). The page's defaults are the "
+           f"documented run: on the bundled pair with the default settings (the *{DEFAULT_PRESET}* prompt, "
+           f"temperature {settings.DEFAULTS.temperature:g}, γ = {settings.DEFAULTS.gamma}, seed {LAB_SEED}), "
+           f"{documented_prefix} as prefix and the next {'token' if lab.DOCUMENTED_N_TOKENS == 1 else 'two tokens'} "
+           f"tested at K = {LAB_K}, "
+           f"the exact rule passes and each broken rule fails; the test rejects when p < {lab.LEVEL:g}. "
+           f"Now: γ = {s.gamma}, seed {s.seed} (sidebar).")
+lab_signature = (models.pair_key(pair), tuple(prefix), n_tokens, int(k), rule_name, sampling, s.gamma, s.seed)
+
+
+def show_result(res: lab.LabResult, key: str) -> None:
+    spec_t, plain_t = res.speculative_test, res.plain_test
+    m = st.columns(4)
+
+    def test_metric(col, label: str, t: lab.ChiSquare) -> None:
+        col.metric(label, f"{t.pvalue:.3g}", "consistent with p" if t.passes else f"not p (below {lab.LEVEL:g})",
+                   delta_color="green" if t.passes else "red", delta_arrow="off",
+                   help=f"χ² = {t.statistic:.1f} with {t.df} degrees of freedom.")
+
+    test_metric(m[0], f"Speculative ({res.rule}): p-value", spec_t)
+    if plain_t is not None:
+        test_metric(m[1], "Plain sampling: p-value", plain_t)
+    m[2].metric("Cells in the test", len(res.cells.keys))
+    m[3].metric("Time", f"{res.seconds:.1f} s", help=f"{res.passes} forward passes, one per distinct context.")
+    if spec_t.df == 0:
+        st.warning(f"Nothing to test here: no outcome is expected {lab.MIN_EXPECTED} times in {res.k} samples, so "
+                   "every sample falls in one pooled cell. The target is too unsure after this prefix; raise K or "
+                   "pick another prefix.", icon=":material/blur_on:")
+    if spec_t.impossible:
+        st.error(f"{spec_t.impossible} speculative samples are outcomes the target gives probability zero.")
+    top = res.top_cells(12)
+    rest = [i for i in range(len(res.cells.keys)) if i not in top]
+    labels = [cell_label(res.cells.keys[i]) for i in top] + (["all other cells"] if rest else [])
+
+    def share(counts, i_list):
+        return [counts[i] / res.k for i in i_list] + ([sum(counts[i] for i in rest) / res.k] if rest else [])
+
+    fig = go.Figure()
+    fig.add_bar(x=labels, y=[res.cells.probs[i] for i in top] + ([sum(res.cells.probs[i] for i in rest)] if rest else []),
+                name="exact p", marker_color=COLORS["exact"])
+    broken = res.rule != EXACT.name
+    fig.add_bar(x=labels, y=share(res.speculative, top), name=f"speculative ({res.rule})",
+                marker_color=COLORS["broken" if broken else "speculative"])
+    if res.plain is not None:
+        fig.add_bar(x=labels, y=share(res.plain, top), name="plain sampling", marker_color=COLORS["plain"])
+    fig.update_layout(barmode="group", title=f"Next {res.n_tokens} token{'s' * (res.n_tokens > 1)}: frequency in "
+                      f"{res.k} samples against the exact probability", yaxis_title="share of samples",
+                      height=400, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.35),
+                      xaxis=dict(type="category"))
+    st.plotly_chart(fig, key=key)
+
+
+def cell_label(key: tuple) -> str:
+    parts = ["…" if t == lab.OTHER else charts.token_label(pair.tokenizer.decode([t])) for t in key]
+    return " ".join(parts) if any(t != lab.OTHER for t in key) else "other"
+
+
+if st.button(f"Draw {int(k)} samples from each decoder", key="id_sample", type="primary", icon=":material/casino:"):
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        with admission.slot("your samples"):
+            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                              sampling=sampling, rule=RULES[rule_name], seed=s.seed,
+                              progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+    except ValueError as err:
+        bar.empty()
+        st.error(f"Could not run the lab: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["id_result"] = {"signature": lab_signature, "result": res}
+
+stored = st.session_state.get("id_result")
+if stored and stored["signature"] == lab_signature:
+    show_result(stored["result"], "id_hist")
+elif stored:
+    st.info("The result below is from earlier settings; press **Draw samples** again.", icon=":material/history:")
+    show_result(stored["result"], "id_hist")
+else:
+    st.caption("Press **Draw samples** to run the test.")
+
+
+# --- break the sampler -----------------------------------------------------------------------------
+st.subheader("Break the sampler")
+st.markdown("Three mistakes that are easy to make when implementing the rule. Each lives in the core next to "
+            "the exact rule (`specdec_core.broken`), is used only here and in the tests, and produces fluent text: "
+            "nothing looks wrong until you count.")
+for rule in BROKEN_RULES:
+    st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {BROKEN_WHY[rule.name]}")
+if st.button(f"Run the exact rule and all three broken ones (K = {int(k)} each)", key="id_break",
+             icon=":material/bug_report:"):
+    bar = st.progress(0.0, text="Starting…")
+    rows, dist = [], None
+    try:
+        with admission.slot("your four tests"):
+            dist = lab.Distributions(pair.target, pair.draft, prefix)
+            rules = [EXACT, *BROKEN_RULES]
+            for i, rule in enumerate(rules):
+                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
+                rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
+                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
+                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
+    except ValueError as err:
+        st.error(f"Could not run the lab: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["id_break_result"] = {"signature": lab_signature[:4] + lab_signature[5:], "rows": rows}
+
+broken_stored = st.session_state.get("id_break_result")
+if broken_stored:
+    rows = broken_stored["rows"]
+    st.dataframe([{**r, "p-value": f"{r['p-value']:.3g}"} for r in rows], hide_index=True, key="id_break_table")
+    floor = 1e-300
+    fig = go.Figure(go.Bar(
+        x=[r["rule"].removeprefix("broken: ") for r in rows], y=[max(r["p-value"], floor) for r in rows],
+        marker_color=[COLORS["speculative"] if r["rule"] == EXACT.name else COLORS["broken"] for r in rows],
+        text=[f"{r['p-value']:.2g}" for r in rows], textposition="outside"))
+    fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color="#000", annotation_text=f"reject below {lab.LEVEL:g}")
+    fig.update_layout(title="Chi-square p-value per rule (log scale)", yaxis_type="log", height=360,
+                      margin=dict(t=40, b=8), yaxis_title="p-value")
+    st.plotly_chart(fig, key="id_break_chart")
+    failed = sum(1 for r in rows if r["verdict"] == "FAILS" and r["rule"] != EXACT.name)
+    st.markdown(f"{layout.measured_badge()} {failed} of {len(rows) - 1} broken rules fail the test at K = "
+                f"{broken_stored['signature'][3]}. A p-value can never prove a sampler exact, only fail to find a "
+                "difference; the proof is the algebra min(p, q) + max(0, p − q) = p. What the broken rules show is "
+                "that the test is strong enough to find the mistakes people actually make.")
+    if any(math.isclose(r["p-value"], 0.0) for r in rows):
+        st.caption("A p-value shown as 0 is below the smallest number a float can hold.")
+else:
+    st.caption("Press the button to run all four rules on the same prefix and samples.")

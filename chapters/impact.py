@@ -1,0 +1,132 @@
+"""Chapter: Impact & Lineage. What grew out of the paper, what speculation did not solve, and a live
+shoot-out of drafters on one prompt: the small model(s), prompt lookup (n-gram) and a trivial unigram."""
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+import streamlit as st
+
+from specdec_core import NgramDrafter, UnigramDrafter
+from specdec_core.analysis import race
+from ui import admission, chips, layout, measure, models, settings
+
+NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
+# A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
+REPEATING_PROMPT = ("HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
+                    "HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
+                    "HAMLET:\nTo be, or not to be,")
+PROMPTS = {"sidebar": "The sidebar prompt", "repeating": "A prompt that repeats itself"}
+
+s = settings.current()
+pair = models.require_pair()
+
+st.header("Impact & Lineage")
+layout.intro(
+    "Within a year of the paper, drafting and verifying was in every serious inference stack, and the question "
+    "moved from *whether* to speculate to *who drafts*. Below, the family tree, the limits, and a live contest "
+    "between three kinds of drafter on the same prompt.",
+    "run the shoot-out on the sidebar prompt, then on **a prompt that repeats itself** with temperature 0: "
+    "prompt lookup, which costs nothing, jumps from last place towards first.")
+
+st.subheader("The lineage")
+lineage = [
+    ("2022–23", "Two groups, one idea",
+     "Leviathan, Kalman & Matias (Google) and Chen et al. (DeepMind, *speculative sampling*, shown on Chinchilla "
+     "70B) published the draft-then-verify scheme with the same exact rejection rule within weeks of each other."),
+    ("2023–24", "Self-drafting: Medusa and EAGLE",
+     "Why keep a second model? Medusa adds extra prediction heads to the target, each guessing a token further "
+     "ahead, and checks a tree of candidates in one pass (some of its modes relax exactness for speed). EAGLE "
+     "drafts from the target's own last hidden states with a one-layer head, which raises α at tiny cost."),
+    ("2023 →", "Drafts without a model",
+     "Prompt lookup copies the tokens that followed an earlier occurrence of the current n-gram; retrieval "
+     "drafters look continuations up in a datastore. No draft passes at all: ideal for editing, quoting and "
+     "summarising, where outputs reuse inputs."),
+    ("2023 →", "Drafters trained for agreement",
+     "α became an optimisation target: distilling the drafter on the target's own outputs (as this app's bundled "
+     "drafter was) raises acceptance more than making the drafter bigger."),
+    ("2023 →", "Serving stacks",
+     "vLLM, TensorRT-LLM, SGLang and others ship speculative modes next to paged KV caches (memory managed in "
+     "blocks, as in PagedAttention) and continuous batching (requests join and leave the batch every step). "
+     "The three compose: one saves memory, one keeps the accelerator full, one cuts serial steps."),
+]
+for when, what, detail in lineage:
+    st.markdown(f"**{when} · {what}** — {detail}")
+
+st.subheader("What speculation did not solve")
+c = st.columns(3)
+with c[0].container(border=True):
+    st.markdown("**The first token**\n\nTime to first token is the target's pass over the whole prompt. "
+                "Speculation starts after it, and the drafter adds a (small) prefill of its own.")
+with c[1].container(border=True):
+    st.markdown("**Throughput at large batch sizes**\n\nA server batching many requests already keeps the "
+                "arithmetic busy. Verifying extra positions is then no longer free, and every rejected draft is "
+                "real wasted work: the gain shrinks and can turn into a loss.")
+with c[2].container(border=True):
+    st.markdown("**Pairs that do not fit**\n\nThe drafter must share the tokenizer and track the target. For "
+                "multimodal or mixture-of-experts targets (where verifying many positions touches many experts) "
+                "good drafters take real engineering.")
+
+# --- drafter shoot-out -----------------------------------------------------------------------------------
+st.subheader("Live drafter shoot-out")
+which = st.radio("Prompt", list(PROMPTS), format_func=PROMPTS.get, horizontal=True, key="im_prompt")
+if which == "sidebar":
+    ids = models.require_prompt_ids(pair)
+    prompt_text = s.prompt
+else:
+    prompt_text = REPEATING_PROMPT
+    ids = pair.tokenizer.encode(REPEATING_PROMPT)
+    room = pair.context_length - len(ids)
+    if room < 2:
+        st.warning("The repeating prompt does not fit this pair's context window.")
+        st.stop()
+max_new = min(s.max_new_tokens, pair.context_length - len(ids))
+with st.expander("The prompt"):
+    st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
+drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
+            NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
+st.caption(f"Every drafter proposes γ = {s.gamma} tokens per round for the same target, prompt, {s.describe_sampling()} "
+           f"and seed {s.seed}; {max_new} tokens; fastest of two runs each. Speedup is against plain decoding of the "
+           "same request on this machine (prompt processing excluded).")
+signature = (models.pair_key(pair), s.signature(), which)
+if st.button("Run the shoot-out", key="im_run", type="primary", icon=":material/emoji_events:"):
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        with admission.slot("your shoot-out"):
+            out = race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling, s.seed,
+                                        progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+    except ValueError as err:
+        bar.empty()
+        st.error(f"Could not run: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["im_result"] = {"signature": signature, "out": out}
+
+stored = st.session_state.get("im_result")
+if stored:
+    if stored["signature"] != signature:
+        st.info("These results are from earlier settings; press **Run the shoot-out** again.", icon=":material/history:")
+    rows = stored["out"]["rows"]
+    costs = measure.draft_costs(pair)
+    table = [{"drafter": r["drafter"], "measured α": round(r["alpha"], 3) if r["alpha"] == r["alpha"] else None,
+              "tokens per target pass": round(r["tokens_per_pass"], 2),
+              "draft passes per token": round(r["draft_passes_per_token"], 2),
+              "c (draft pass / target pass)": round(costs[r["drafter"].removeprefix("model: ")], 3)
+              if r["drafter"].removeprefix("model: ") in costs else 0.0,
+              "speedup (measured)": round(r["speedup"], 2)} for r in rows]
+    st.dataframe(table, hide_index=True, key="im_table")
+    names = [r["drafter"] for r in rows]
+    colors = [chips.KINDS[k].color for k in ("accepted", "bonus", "corrective", "rejected", "drafted")][:len(rows)]
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("measured α", "tokens per target pass", "speedup (×)"))
+    for col, key in enumerate(("alpha", "tokens_per_pass", "speedup"), start=1):
+        fig.add_bar(x=names, y=[r[key] if r[key] == r[key] else 0 for r in rows], marker_color=colors, row=1, col=col,
+                    showlegend=False, text=[f"{r[key]:.2f}" for r in rows], textposition="auto")
+    fig.add_hline(y=1, line_dash="dot", line_color="#000", row=1, col=3)
+    fig.update_layout(height=380, margin=dict(t=40, b=8))
+    fig.update_xaxes(tickangle=-25)
+    st.plotly_chart(fig, key="im_chart")
+    best = max(rows, key=lambda r: r["speedup"])
+    st.markdown(f"{layout.measured_badge()} Fastest here: **{best['drafter']}** ({best['speedup']:.2f}×). "
+                "A model drafter earns its α by imitating the target and pays for it with draft passes; prompt "
+                "lookup pays nothing and is right only where the text repeats; the unigram drafter is the floor: "
+                "guesses from word counts, almost always rejected, a round then yields one token like plain "
+                "decoding, plus overhead.")
+else:
+    st.caption("Press **Run the shoot-out** to measure every drafter on this prompt.")

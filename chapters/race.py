@@ -1,0 +1,274 @@
+"""Chapter: Wall-Clock Race. Standard and speculative decoding of the same request race live on this
+machine; the paper's model races them on ideal hardware and on this machine's measured costs; a γ sweep
+lays measured speedups over the formula."""
+import time
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from specdec_core import theory
+from specdec_core.analysis import race
+from specdec_core.analysis.round_stats import measured_alpha
+from ui import admission, charts, chips, layout, measure, models, settings
+
+SWEEP_GAMMAS = tuple(range(1, 9))
+REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration
+REPLAY_FRAMES = 48
+LANE_COLORS = {"standard": chips.KINDS["target"].color, "speculative": chips.KINDS["accepted"].color,
+               "ideal": chips.KINDS["bonus"].color, "machine": chips.KINDS["corrective"].color}
+
+s = settings.current()
+pair = models.require_pair()
+ids = models.require_prompt_ids(pair)
+
+st.header("Wall-Clock Race")
+layout.intro(
+    "Two lanes decode the same prompt with the same target, sampling settings and seed: on the left the "
+    "target alone, one pass per token; on the right the drafter guesses and the target verifies. The clock "
+    "is real, on this machine. Below, the paper's model runs the same race on ideal hardware, where a pass "
+    "over γ + 1 positions costs one pass, and with the costs measured here.",
+    "set temperature to 0 in the sidebar and press **Start the race**: the two texts come out identical. "
+    "Then open the simulated race and compare its two speculative lanes.")
+
+profile = measure.cost_profile(pair)
+signature = (models.pair_key(pair), s.signature())
+
+
+# --- live race ---------------------------------------------------------------------------------------
+st.subheader("Live, on this machine")
+st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, γ = {s.gamma}, "
+           f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
+           "lane, so both make the same number). The lanes run one after the other; the time spent drawing them "
+           "is not counted.")
+start = st.button("Start the race", key="race_run", type="primary", icon=":material/sports_score:")
+lane_cols = st.columns(2)
+lane_boxes = {"standard": lane_cols[0].empty(), "speculative": lane_cols[1].empty()}
+LANE_TITLES = {"standard": "Standard decoding: target alone", "speculative": "Speculative decoding: draft, then verify"}
+
+
+def draw_lane(name: str, tokens, kinds, passes: int, elapsed: float | None, done: bool = False) -> None:
+    with lane_boxes[name].container(border=True):
+        st.markdown(f"**{LANE_TITLES[name]}**" + (" ✓" if done else ""))
+        m = st.columns(4)
+        m[0].metric("Target passes", passes)
+        m[1].metric("Tokens", len(tokens))
+        m[2].metric("Elapsed", f"{elapsed * 1e3:.0f} ms" if elapsed is not None else "—")
+        rate = len(tokens) / elapsed if elapsed else None
+        m[3].metric("Tokens/s", f"{rate:.0f}" if rate else "—")
+        st.html(chips.provenance_html(pair.tokenizer, ids, tokens, kinds))
+
+
+def draw_finished(lane: race.LiveLane) -> None:
+    draw_lane(lane.name, lane.tokens, lane.kinds, lane.target_passes, lane.elapsed, done=True)
+
+
+def draw_live(lane: race.LiveLane, redraw: dict) -> None:
+    """A lane's progress, about ten times a second and at its end (the slot is for the model, not the drawing)."""
+    if redraw[lane.name]() or len(lane.tokens) >= s.max_new_tokens:
+        draw_lane(lane.name, lane.tokens, lane.kinds, lane.passes[-1] if lane.passes else 0,
+                  lane.times[-1] if lane.times else None)
+    else:
+        admission.checkpoint()
+
+
+if start:
+    for name in lane_boxes:
+        draw_lane(name, [], [], 0, None)
+    redraw = {name: admission.Throttle() for name in lane_boxes}
+    try:
+        with admission.slot("your race"):
+            with st.spinner("Warming up both decoders (untimed)…"):
+                race.warm_up(pair.target, pair.draft, ids, s.gamma)
+            result = race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
+                                    warm=False, on_event=lambda lane: draw_live(lane, redraw))
+    except ValueError as err:
+        st.error(f"Could not race: {err}")
+        st.stop()
+    st.session_state["race_live"] = {"signature": signature, "race": result}
+
+stored = st.session_state.get("race_live")
+live = stored["race"] if stored and stored["signature"] == signature else None
+if live is None:
+    for name in lane_boxes:
+        draw_lane(name, [], [], 0, None)
+    st.caption("Press **Start the race** to decode.")
+else:
+    draw_finished(live.standard)
+    draw_finished(live.speculative)
+    m = st.columns(4)
+    m[0].metric("Measured speedup", f"{live.speedup:.2f}×",
+                help="Standard elapsed / speculative elapsed, prompt processing included in both.")
+    m[1].metric("Target passes", f"{live.standard.target_passes} → {live.speculative.target_passes}")
+    spec = live.speculative.result
+    m[2].metric("Tokens per target pass", f"{spec.tokens_per_pass:.2f}")
+    alpha_live = measured_alpha(spec.rounds)
+    m[3].metric("Measured α", f"{alpha_live:.2f}", help="Mean of min(1, p(x)/q(x)) over the drafts the target judged.")
+    if s.greedy:
+        if live.identical:
+            st.success(f"**Identical texts.** Both lanes produced the same {len(live.standard.tokens)} token ids, "
+                       "in the same order: greedy speculative decoding is greedy decoding, only faster or slower.",
+                       icon=":material/check_circle:")
+        else:
+            first = next((i for i, (a, b) in enumerate(zip(live.standard.tokens, live.speculative.tokens)) if a != b), None)
+            st.error(f"The texts differ (first at token {first}): in greedy mode they never should.")
+    else:
+        same = "identical" if live.identical else "different"
+        st.info(f"With sampling the two texts are {same} here: each decoder uses its random numbers in its own "
+                "way, so one seed gives different texts. What is equal is the distribution both are drawn from: "
+                "see *Identical Outputs*. Set temperature to 0 to see token-for-token identity.",
+                icon=":material/casino:")
+
+    fig = go.Figure()
+    for lane in (live.standard, live.speculative):
+        fig.add_scatter(x=[0] + [t * 1e3 for t in lane.times], y=list(range(len(lane.tokens) + 1)),
+                        mode="lines+markers", line_shape="hv", name=lane.name, line_color=LANE_COLORS[lane.name],
+                        customdata=[0] + lane.passes,
+                        hovertemplate="%{x:.1f} ms: %{y} tokens after %{customdata} target passes<extra></extra>")
+    fig.update_layout(title="The race: tokens against elapsed time (each step is one target pass)",
+                      xaxis_title="elapsed (ms)", yaxis_title="tokens", height=360, margin=dict(t=40, b=8),
+                      legend=dict(orientation="h", y=-0.25))
+    st.plotly_chart(fig, key="race_chart")
+
+    if st.button("Replay side by side", key="race_replay", icon=":material/replay:",
+                 help=f"Both lanes at once, slowed down to last about {REPLAY_S:.0f} s, at their measured pace."):
+        for _, n_std, n_spec in race.replay_frames(live, REPLAY_FRAMES):
+            for lane, n in ((live.standard, n_std), (live.speculative, n_spec)):
+                draw_lane(lane.name, lane.tokens[:n], lane.kinds[:n], lane.passes[n - 1] if n else 0,
+                          lane.times[n - 1] if n else None, done=n == len(lane.tokens))
+            time.sleep(REPLAY_S / REPLAY_FRAMES)
+    st.session_state["race_alpha_measured"] = round(alpha_live, 2) if alpha_live == alpha_live else None
+
+
+# --- simulated race ----------------------------------------------------------------------------------
+st.subheader("Simulated: ideal hardware against this machine")
+st.markdown(
+    "The paper's model: every draft is accepted independently with probability α; a round costs γ·c for "
+    "the drafts plus v for the one target pass over γ + 1 positions. On ideal hardware v = 1. On this "
+    f"machine v(γ) and c are measured: c = {profile.c:.3f} and v({s.gamma}) = {profile.v(s.gamma):.2f} for "
+    "the default drafter. Time is counted in target passes of one position.")
+st.session_state.setdefault("race_alpha", 0.8)
+st.session_state.setdefault("race_gamma", s.gamma)
+st.session_state.setdefault("race_c", 0.02)
+st.session_state.setdefault("race_tokens", 40)
+
+
+def use_measured_alpha() -> None:
+    st.session_state["race_alpha"] = st.session_state["race_alpha_measured"]
+
+
+@st.fragment
+def simulated_race() -> None:
+    """The simulated race: a fragment, so its sliders and Play rerun only this section."""
+    cols = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
+    alpha = cols[0].slider("α", 0.0, 0.99, step=0.01, key="race_alpha")
+    gamma = cols[1].slider("γ", 1, 16, key="race_gamma")
+    c = cols[2].slider("c on ideal hardware", 0.0, 0.5, step=0.005, format="%.3f", key="race_c",
+                       help="Draft pass / target pass. The explainer's default: a drafter 50× cheaper, c = 0.02.")
+    n_tokens = cols[3].slider("Tokens", 10, 200, step=10, key="race_tokens")
+    cols[4].button("Use the live α", key="race_use_alpha", on_click=use_measured_alpha,
+                   disabled=not st.session_state.get("race_alpha_measured"),
+                   help="The α measured in the live race above (run it first).")
+
+    v_here = profile.v(gamma)
+    lanes = {
+        "standard": race.simulated_plain(n_tokens),
+        "ideal": race.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
+        "machine": race.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
+                                              name="speculative, this machine"),
+    }
+    expected = {"standard": float(n_tokens), "ideal": race.expected_finish(alpha, gamma, c, n_tokens, 1.0),
+                "machine": race.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
+    labels = {"standard": "standard decoding", "ideal": f"speculative, ideal hardware (v = 1, c = {c:.3f})",
+              "machine": f"speculative, this machine (v = {v_here:.2f}, c = {profile.c:.3f})"}
+
+    m = st.columns(3)
+    m[0].metric("Ideal hardware: expected speedup", f"{theory.speedup(alpha, gamma, c, 1.0):.2f}×",
+                help="E(α, γ) / (γc + 1), the paper's Theorem 3.8.")
+    m[1].metric("This machine: expected speedup", f"{theory.speedup(alpha, gamma, profile.c, v_here):.2f}×",
+                help="E(α, γ) / (γc + v(γ)) with this machine's measured c and v(γ).")
+    m[2].metric("Target passes (this run)", f"{lanes['standard'].passes} → {lanes['ideal'].passes}",
+                help="Standard lane against the speculative lanes (both speculative lanes share the same random acceptances).")
+
+    fig = go.Figure()
+    for key, lane in lanes.items():
+        fig.add_scatter(x=[0.0] + lane.times, y=list(range(len(lane.times) + 1)), mode="lines", line_shape="hv",
+                        name=labels[key], line=dict(color=LANE_COLORS["standard" if key == "standard" else key], width=3))
+        fig.add_vline(x=expected[key], line_dash="dot", line_color=LANE_COLORS["standard" if key == "standard" else key])
+    fig.update_layout(title=f"{n_tokens} tokens at α = {alpha:.2f}, γ = {gamma} (dotted: expected finish from the formula)",
+                      xaxis_title="time (target passes of one position)", yaxis_title="tokens", height=380,
+                      margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))
+    st.plotly_chart(fig, key="race_sim_chart")
+
+    play = st.button("Play the simulated race", key="race_sim_play", icon=":material/play_arrow:")
+    bars = {key: st.empty() for key in lanes}
+    end = max(lane.finish for lane in lanes.values())
+
+    def draw_bars(t: float) -> None:
+        for key, lane in lanes.items():
+            done = sum(1 for x in lane.times if x <= t)
+            bars[key].progress(done / n_tokens, text=f"{labels[key]}: {done}/{n_tokens} tokens at t = {min(t, end):.1f}")
+
+    if play:
+        for i in range(REPLAY_FRAMES + 1):
+            draw_bars(end * i / REPLAY_FRAMES)
+            time.sleep(REPLAY_S / REPLAY_FRAMES)
+    else:
+        draw_bars(end)
+    st.caption("Both speculative lanes use the same random acceptances (seed from the sidebar), so they differ only "
+               "in what a round costs. The live race above is the measured version of the *this machine* lane.")
+
+
+simulated_race()
+
+
+# --- gamma sweep ---------------------------------------------------------------------------------------
+st.subheader("γ sweep: measured speedup against the formula")
+st.caption(f"Runs the live request at γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]} (fastest of two runs each, prompt "
+           "processing excluded) and draws the measured speedup over the formula, using the α measured over all "
+           "these runs and this machine's c and v(γ).")
+if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
+    bar = st.progress(0.0, text="Sweeping γ…")
+    try:
+        with admission.slot("your γ sweep"):
+            sweep = race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens, s.sampling,
+                                     s.seed, progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
+    except ValueError as err:
+        st.error(f"Could not sweep: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["race_sweep_result"] = {"signature": signature, "sweep": sweep}
+
+swept = st.session_state.get("race_sweep_result")
+if swept and swept["signature"] == signature:
+    sweep = swept["sweep"]
+    a = sweep["alpha"]
+    gs = [row["gamma"] for row in sweep["rows"]]
+    fine = list(range(1, SWEEP_GAMMAS[-1] + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=fine, y=[theory.speedup(a, g, profile.c, profile.v) for g in fine], mode="lines",
+                    name=f"formula, this machine's c and v(γ), measured α = {a:.2f}", line_color=LANE_COLORS["machine"])
+    fig.add_scatter(x=fine, y=[theory.speedup(a, g, profile.c, 1.0) for g in fine], mode="lines",
+                    name="formula, ideal hardware (v = 1), same α and c", line=dict(dash="dash", color=LANE_COLORS["ideal"]))
+    fig.add_scatter(x=gs, y=[row["speedup"] for row in sweep["rows"]], mode="markers+lines", name="measured here",
+                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color="#000")),
+                    line=dict(dash="dot", color=LANE_COLORS["speculative"]),
+                    customdata=[[row["tokens_per_pass"], row["alpha"]] for row in sweep["rows"]],
+                    hovertemplate="γ = %{x}: %{y:.2f}× (%{customdata[0]:.2f} tokens/pass, α %{customdata[1]:.2f})<extra></extra>")
+    fig.add_hline(y=1, line_dash="dot", line_color=charts.MUTED)
+    fig.update_layout(title="Speedup over standard decoding against γ", xaxis_title="γ", yaxis_title="speedup (×)",
+                      height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
+    st.plotly_chart(fig, key="race_sweep_chart")
+    st.caption("Expect the measured points a little under the machine's line: its c and v(γ) come from passes "
+               "timed on their own, and inside a generation a verification pass runs slower, between draft "
+               "passes and the sampler's own work (on the development machine 5 to 10% slower).")
+    best = max(sweep["rows"], key=lambda row: row["speedup"])
+    st.markdown(f"{layout.measured_badge()} Best measured γ here: **{best['gamma']}** ({best['speedup']:.2f}×); the "
+                f"formula with this machine's costs predicts γ = {theory.optimal_gamma(a, profile.c, profile.v, SWEEP_GAMMAS[-1])}, "
+                f"ideal hardware γ = {theory.optimal_gamma(a, profile.c, 1.0, SWEEP_GAMMAS[-1])}.")
+    st.dataframe([{"γ": row["gamma"], "speedup (measured)": round(row["speedup"], 2),
+                   "speedup (formula, this machine)": round(theory.speedup(a, row["gamma"], profile.c, profile.v), 2),
+                   "tokens per target pass": round(row["tokens_per_pass"], 2), "α (this run)": round(row["alpha"], 2),
+                   "ms per token": round(row["s_per_token"] * 1e3, 2)} for row in sweep["rows"]],
+                 hide_index=True, key="race_sweep_table")
+else:
+    st.caption("Press the sweep button to measure.")

@@ -1,0 +1,203 @@
+"""Chapter: A Round, Token by Token. Real rounds of speculative decoding on the sidebar prompt, shown
+step by step from the core's trace: drafts and q, one target pass and p, each verdict, then the
+corrective token (from the residual) or the bonus token."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from specdec_core import drafts_frame, rounds_frame, speculative_generate
+from specdec_core.sampling import SamplingConfig
+from ui import admission, charts, chips, frame, layout, models, settings, stepper
+from ui.stepper import Cursor
+
+s = settings.current()
+pair = models.require_pair()
+ids = models.require_prompt_ids(pair)
+
+
+@admission.cached(max_entries=32, what="these rounds")
+def generation(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
+               top_k: int, top_p: float, seed: int, _pair):
+    """A whole speculative generation with full traces (the seed makes it reproducible)."""
+    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
+                                sampling=SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None),
+                                seed=seed, trace=True, on_round=admission.on_round)
+
+
+st.header("A Round, Token by Token")
+layout.intro(
+    "These are real rounds of speculative decoding on your prompt, replayed from the sampler's own trace: "
+    "the drafter proposes, the target scores every proposal in one pass, and the verdicts fall left to right "
+    "until the first rejection. Every number shown (q, p, the ratio, the uniform draw u) is what the sampler used.",
+    "press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform draws "
+    "disappear and a draft passes exactly when it is the target's top choice.")
+
+try:
+    with st.spinner("Generating the rounds…", show_time=True):
+        result = generation(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, s.temperature, s.top_k,
+                            s.top_p, s.effective_seed, pair)
+except ValueError as err:
+    st.error(f"Could not generate: {err}")
+    st.stop()
+rounds = result.rounds
+signature = (models.pair_key(pair), s.signature())
+if st.session_state.get("rr_signature") != signature:
+    st.session_state["rr_signature"] = signature
+    st.session_state["rr_cursor"] = Cursor()
+
+st.caption(f"Pair **{pair.name}** · γ = {s.gamma} · {s.describe_sampling()} · seed {s.seed} · "
+           f"{len(result.tokens)} tokens in {len(rounds)} rounds ({result.tokens_per_pass:.2f} tokens per target pass, "
+           f"{result.acceptance_rate:.0%} of drafts accepted).")
+chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
+
+
+def _move(how) -> None:
+    st.session_state["rr_cursor"] = how(rounds, st.session_state["rr_cursor"])
+
+
+def _reset() -> None:
+    st.session_state["rr_cursor"] = Cursor()
+
+
+def _text(tokens) -> str:
+    return "".join(pair.tokenizer.decode([t]) for t in tokens).replace("\n", "↵")
+
+
+PHASE_TEXT = {
+    "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i. Nothing is "
+             "decided yet.",
+    "verify": "**2 · Verify.** ONE target pass over the last committed token and all {n} drafts gives p at "
+              "{n1} positions. The ratio min(1, p(x)/q(x)) is now known for every draft.",
+    "check": "**3 · Judge draft {i}.** {rule}",
+    "emit_corrective": "**4 · Corrective token.** Draft {i} was rejected, so it and everything after it is "
+                       "dropped. The replacement is drawn from the residual norm(max(0, p − q)) at that position.",
+    "emit_bonus": "**4 · Bonus token.** Every draft passed, and the target pass already computed p at position "
+                  "{n1}: one more token is drawn from it, for free.",
+}
+
+
+@st.fragment
+def round_view() -> None:
+    cur: Cursor = st.session_state["rr_cursor"]
+    r = rounds[cur.round]
+    n = len(r.draft_tokens)
+    name, i = stepper.phase(r, cur.step)
+    shown = stepper.revealed(r, cur.step)
+    verified = name != "draft"
+
+    b = st.columns([1, 1, 1, 3], vertical_alignment="center")
+    b[0].button("Next step", key="rr_next", icon=":material/skip_next:", type="primary",
+                on_click=_move, args=(stepper.next_step,), disabled=stepper.finished(rounds, cur))
+    b[1].button("Run round", key="rr_round", icon=":material/fast_forward:", on_click=_move,
+                args=(stepper.run_round,), disabled=stepper.finished(rounds, cur))
+    b[2].button("Reset", key="rr_reset", icon=":material/restart_alt:", on_click=_reset)
+    b[3].markdown(f"**Round {cur.round + 1} of {len(rounds)}** · step {cur.step + 1} of {stepper.steps_in(r)}"
+                  + (" · generation complete" if stepper.finished(rounds, cur) else ""))
+
+    # What happens at this step, in words.
+    if name == "check":
+        if s.greedy:
+            verdict = "accepted" if i < r.n_accepted else "rejected"
+            rule = (f"Greedy: the draft is kept only if it is the target's argmax. It is "
+                    f"{'' if verdict == 'accepted' else 'not '}the argmax, so it is **{verdict}**.")
+        else:
+            u, a = r.uniforms[i], r.accept_prob[i]
+            rule = (f"Keep it if u < min(1, p/q): u = {u:.3f}, min(1, p/q) = {a:.3f}, so it is "
+                    f"**{'accepted' if u < a else 'rejected'}**.")
+        st.markdown(PHASE_TEXT["check"].format(i=i + 1, rule=rule))
+    elif name == "emit":
+        st.markdown(PHASE_TEXT[f"emit_{r.next_kind}"].format(i=(r.rejected_at or 0) + 1, n1=n + 1))
+    else:
+        st.markdown(PHASE_TEXT[name].format(n=n, n1=n + 1))
+
+    # The drafts of this round, coloured as far as the verdicts are revealed.
+    texts = chips.token_strings(pair.tokenizer, r.draft_tokens)
+    kinds = []
+    for j in range(n):
+        if j >= shown:
+            kinds.append("unchecked" if name == "emit" else "drafted")
+        else:
+            kinds.append("accepted" if j < r.n_accepted else "rejected")
+    if name == "emit":
+        texts.append(pair.tokenizer.decode([r.next_token]))
+        kinds.append(r.next_kind)
+    chips.show(chips.chips(texts, kinds))
+
+    # Per-position numbers, straight from the trace.
+    frame = drafts_frame([r]).drop(columns=["round"])
+    frame.insert(2, "text", [t.replace("\n", "↵") for t in chips.token_strings(pair.tokenizer, r.draft_tokens)])
+    if not verified:
+        frame[["p(x)", "accept_prob"]] = None
+    frame.loc[frame["draft_pos"] > shown, ["u", "verdict"]] = None
+    frame = frame.rename(columns={"draft_pos": "position", "accept_prob": "min(1, p/q)"})
+
+    left, right = st.columns([3, 2])
+    with left:
+        labels = [f"{j + 1} {charts.token_label(t)}" for j, t in enumerate(chips.token_strings(pair.tokenizer,
+                                                                                              r.draft_tokens))]
+        fig = go.Figure()
+        fig.add_bar(x=labels, y=r.q_draft, name="q(x): drafter", marker_color=charts.Q_COLOR)
+        if verified:
+            fig.add_bar(x=labels, y=r.p_draft, name="p(x): target", marker_color=charts.P_COLOR)
+            fig.add_scatter(x=labels, y=r.accept_prob, mode="markers", name="min(1, p/q)",
+                            marker=dict(symbol="line-ew", size=26, line_width=3, color="#000000"))
+        if r.uniforms is not None and shown:
+            fig.add_scatter(x=labels[:shown], y=r.uniforms[:shown], mode="markers", name="u (uniform draw)",
+                            marker=dict(symbol="diamond", size=11, color=charts.RESIDUAL_COLOR))
+        fig.update_layout(barmode="group", height=300, margin=dict(t=36, b=8), yaxis=dict(range=[0, 1.05]),
+                          title=dict(text="the drafted tokens: q(x), p(x), min(1, p/q) and u", font_size=13),
+                          legend=dict(orientation="h", y=-0.25), xaxis=dict(type="category"))
+        st.plotly_chart(fig, key="rr_bars")
+    with right:
+        st.dataframe(frame, hide_index=True, column_config={
+            "q(x)": st.column_config.NumberColumn(format="%.3f"),
+            "p(x)": st.column_config.NumberColumn(format="%.3f"),
+            "min(1, p/q)": st.column_config.NumberColumn(format="%.3f"),
+            "u": st.column_config.NumberColumn(format="%.3f")}, key="rr_positions")
+        if s.greedy:
+            st.caption("Greedy: p and q are one-hot, so p(x) is 1 exactly when the draft is the target's argmax; "
+                       "no uniform draws are needed.")
+
+    # The corrective or bonus token and where it came from.
+    if name == "emit":
+        if r.next_kind == "corrective":
+            j = r.rejected_at
+            c = st.columns(3)
+            c[0].plotly_chart(charts.prob_bars(r.q_top[j], pair.tokenizer, f"q at position {j + 1}", charts.Q_COLOR,
+                                               highlight=r.draft_tokens[j], highlight_color=chips.KINDS["rejected"].color),
+                              key="rr_q")
+            c[1].plotly_chart(charts.prob_bars(r.p_top[j], pair.tokenizer, f"p at position {j + 1}", charts.P_COLOR,
+                                               highlight=r.next_token), key="rr_p")
+            c[2].plotly_chart(charts.prob_bars(r.residual_top or [], pair.tokenizer, "residual norm(max(0, p − q))",
+                                               charts.RESIDUAL_COLOR, highlight=r.next_token, highlight_color="#000000"),
+                              key="rr_residual")
+            st.caption(f"The corrective token {charts.token_label(pair.tokenizer.decode([r.next_token]))} "
+                       f"(outlined) was drawn from the residual, where it had probability {r.next_prob:.3f}. "
+                       "The rejected draft (outlined in q) usually has no residual mass: q already over-proposed it.")
+        else:
+            st.plotly_chart(charts.prob_bars(r.p_top[n], pair.tokenizer, f"p at position {n + 1}: the bonus distribution",
+                                             charts.P_COLOR, highlight=r.next_token, highlight_color=chips.KINDS["bonus"].color),
+                            key="rr_bonus")
+    elif verified:
+        with st.expander(f"Top candidates of q and p at each position (p at all {n + 1} came from the one target pass)"):
+            rows = []
+            for j in range(n + 1):  # the last row is position γ+1: p only, where a bonus token would come from
+                rows.append({"position": j + 1, "draft": _text([r.draft_tokens[j]]) if j < n else "—",
+                             "q top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in r.q_top[j][:4]) if j < n else "—",
+                             "p top": ", ".join(f"{_text([t])} {p:.2f}" for t, p in r.p_top[j][:4])})
+            st.dataframe(rows, hide_index=True, key="rr_tops")
+
+    # The text so far and the table of finished rounds.
+    done = stepper.rounds_completed(rounds, cur)
+    upto = rounds[done - 1].position + len(rounds[done - 1].emitted) if done else 0
+    st.markdown("**The text so far**, coloured by where each token came from:")
+    chips.show(chips.provenance_html(pair.tokenizer, ids, result.tokens[:upto], result.token_kinds[:upto]))
+    if done:
+        table = rounds_frame(rounds[:done])
+        table.insert(5, "next_text", [_text([r_.next_token]) for r_ in rounds[:done]])
+        table.insert(2, "drafts_text", [_text(r_.draft_tokens) for r_ in rounds[:done]])
+        st.dataframe(table, hide_index=True, key="rr_rounds")
+        st.download_button("Download the rounds (CSV)", table.to_csv(index=False).encode(), "rounds.csv",
+                           mime="text/csv", key="rr_csv", icon=":material/download:", on_click="ignore")
+
+
+round_view()

@@ -1,0 +1,160 @@
+"""Chapter: The Serial Tax. Plain decoding pays one full target pass per token; one pass over many
+positions costs far less than that many passes (on a GPU nearly the same as one)."""
+import time
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+from specdec_core import autoregressive_generate
+from ui import admission, chips, layout, measure, models, settings
+
+SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
+# Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
+# the pauses hold up no other student.
+
+s = settings.current()
+pair = models.require_pair()
+ids = models.require_prompt_ids(pair)
+
+st.header("The Serial Tax")
+layout.intro(
+    "Below, the target model writes alone: each token needs one complete forward pass, and the next pass "
+    "cannot start before the previous token exists. Further down, the same model is timed on a single pass "
+    "over k positions at once, which is the work speculative decoding asks it to do.",
+    "press **Decode** and watch the pass counter match the token counter; then compare the first chart's "
+    "slope with the time of one pass over 32 positions in the second.")
+
+# --- live plain decoding ---------------------------------------------------------------------------
+st.subheader("One model, one token, one pass")
+left, right = st.columns([1, 3], vertical_alignment="center")
+slow = left.toggle("Slow motion", value=True, key="st_slow",
+                   help=f"Waits {SLOW_MOTION_S * 1000:.0f} ms after each token so you can watch; the "
+                        "pauses are not in any time shown.")
+run = left.button(f"Decode {s.max_new_tokens} tokens", key="st_run", type="primary", icon=":material/play_arrow:")
+right.caption(f"Target **{pair.target_name}**, {s.describe_sampling()}, seed {s.seed}. "
+              "Chips: " + "muted = your prompt, blue ● = a token from one target pass.")
+
+counters = st.empty()
+text_box = st.empty()
+signature = (models.pair_key(pair), s.signature())
+
+
+def show_progress(tokens: list[int], pass_s: list[float]) -> None:
+    with counters.container():
+        c = st.columns(3)
+        c[0].metric("Target passes", len(pass_s))
+        c[1].metric("Tokens generated", len(tokens))
+        c[2].metric("Last pass", f"{pass_s[-1] * 1e3:.2f} ms" if pass_s else "—")
+    text_box.html(chips.provenance_html(pair.tokenizer, ids, tokens, ["target"] * len(tokens)))
+
+
+if run:
+    tokens, pass_s = [], []
+    redraw = admission.Throttle()
+
+    def on_token(token: int, seconds: float) -> None:
+        tokens.append(token)
+        pass_s.append(seconds)
+        if not slow and redraw():
+            show_progress(tokens, pass_s)
+        else:
+            admission.checkpoint()
+
+    try:
+        with admission.slot("your decoding"):
+            result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed,
+                                             on_token=on_token)
+    except ValueError as err:
+        st.error(f"Could not decode: {err}")
+        st.stop()
+    if slow:
+        for n in range(1, len(result.tokens) + 1):
+            show_progress(result.tokens[:n], result.target_pass_s[:n])
+            time.sleep(SLOW_MOTION_S)
+    else:
+        show_progress(result.tokens, result.target_pass_s)  # the last tokens may have come between redraws
+    st.session_state["st_result"] = {"signature": signature, "tokens": result.tokens,
+                                     "pass_s": result.target_pass_s, "passes": result.target_passes}
+
+stored = st.session_state.get("st_result")
+if stored and stored["signature"] == signature:
+    if not run:
+        show_progress(stored["tokens"], stored["pass_s"])
+    pass_ms = [x * 1e3 for x in stored["pass_s"]]
+    cumulative = [sum(pass_ms[:i + 1]) for i in range(len(pass_ms))]
+    k = list(range(1, len(pass_ms) + 1))
+    fig = go.Figure()
+    fig.add_scatter(x=k, y=cumulative, mode="lines+markers", name="measured, cumulative",
+                    line_color=chips.KINDS["target"].color, line_shape="hv",
+                    customdata=pass_ms, hovertemplate="token %{x}: %{y:.1f} ms so far (this pass %{customdata:.2f} ms)"
+                                                      "<extra></extra>")
+    mean = cumulative[-1] / len(k)
+    fig.add_scatter(x=k, y=[mean * i for i in k], mode="lines", name="K × mean pass", line_dash="dot",
+                    line_color=chips.KINDS["prompt"].color)
+    fig.update_layout(title=f"K tokens = K passes: {len(k)} tokens took {stored['passes']} target passes",
+                      xaxis_title="tokens generated (K)", yaxis_title="decoding time so far (ms)", height=340,
+                      margin=dict(t=48, b=8), legend=dict(orientation="h", y=-0.25))
+    st.plotly_chart(fig, key="st_cumulative")
+    st.caption("Each step of the staircase is one forward pass of the whole target model. No amount of "
+               "parallel hardware inside a pass can remove a step: the next pass needs the token this one made.")
+elif not run:
+    text_box.html(chips.provenance_html(pair.tokenizer, ids, [], []))
+    st.caption("Press **Decode** to generate with the target alone.")
+
+# --- one pass over k positions -------------------------------------------------------------------
+st.subheader("Measured here: one target pass over k new positions")
+target, _ = measure.sweep(pair)
+ks = sorted(target)
+per_pass = [target[k] * 1e3 for k in ks]
+t1 = per_pass[0]
+fig = make_subplots(rows=1, cols=2, subplot_titles=("time of ONE pass (ms)", "time per position (ms)"))
+fig.add_scatter(x=ks, y=per_pass, mode="lines+markers", name="measured", line_color=chips.KINDS["bonus"].color,
+                row=1, col=1)
+fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", name="flat: k positions for the price of one", line_dash="dot",
+                line_color=chips.KINDS["accepted"].color, row=1, col=1)
+fig.add_scatter(x=ks, y=[t1 * k for k in ks], mode="lines", name="linear: k separate passes", line_dash="dash",
+                line_color=chips.KINDS["rejected"].color, row=1, col=1)
+fig.add_scatter(x=ks, y=[t / k for t, k in zip(per_pass, ks)], mode="lines+markers", showlegend=False,
+                line_color=chips.KINDS["bonus"].color, row=1, col=2)
+fig.add_scatter(x=ks, y=[t1 / k for k in ks], mode="lines", showlegend=False, line_dash="dot",
+                line_color=chips.KINDS["accepted"].color, row=1, col=2)
+fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", showlegend=False, line_dash="dash",
+                line_color=chips.KINDS["rejected"].color, row=1, col=2)
+fig.update_xaxes(title_text="k (new positions in the pass)")
+fig.update_yaxes(rangemode="tozero")
+fig.update_yaxes(type="log", row=1, col=1)
+fig.update_layout(height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3))
+st.plotly_chart(fig, key="st_sweep")
+
+ratio = target[ks[-1]] / target[1]
+c = st.columns(3)
+c[0].metric("One pass, 1 position", f"{t1:.2f} ms")
+c[1].metric(f"One pass, {ks[-1]} positions", f"{per_pass[-1]:.2f} ms")
+c[2].metric(f"Cost of {ks[-1]} positions in one pass", f"{ratio:.1f}× one position",
+            help=f"Decoding {ks[-1]} tokens one by one would cost {ks[-1]}× instead.")
+if ratio < 2:
+    verdict = (f"On this machine the curve is nearly flat: {ks[-1]} positions cost {ratio:.1f}× one. "
+               "Most of a pass here is fixed cost, so plain decoding leaves almost all of it unused.")
+elif ratio < ks[-1] / 3:
+    verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one: far from free, but much cheaper "
+               "than as many separate passes.")
+else:
+    verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one, close to paying per position: "
+               "the arithmetic itself is the bottleneck here, so verification is not free.")
+st.markdown(f"{layout.measured_badge()} {verdict}")
+
+st.markdown(
+    "**Why a GPU keeps this flat and a CPU does not.** A pass for one new token multiplies one vector by "
+    "every weight matrix of the model, so each weight is fetched from memory to be used in a single "
+    "multiply-add. A GPU can do hundreds of operations in the time one weight takes to arrive, so at k = 1 "
+    "its arithmetic units mostly wait on memory. Give the same pass k positions and every fetched weight is "
+    "used k times: the arithmetic grows k-fold, the memory traffic hardly at all, and the time stays almost "
+    "flat until the units are busy. That idle arithmetic is the *under-utilisation* speculative decoding "
+    "puts to work. A CPU has a few cores whose arithmetic runs out after a few positions; beyond that each "
+    "extra position adds its own share of time and the curve climbs. A tiny model is a third case: its "
+    "pass is mostly fixed overhead (Python, launching each operation), so even a CPU draws a flat curve, "
+    "for a less useful reason.")
+st.caption(f"Median of {measure.REPEATS} timed passes per k after {measure.WARMUP} warm-up passes, "
+           f"{measure.CONTEXT} tokens already in the KV cache, {models.configure_torch()} torch thread(s). "
+           "Measured once per server process; other load on the machine shows up here too.")

@@ -1,0 +1,134 @@
+"""Chapter: Where the Speedup Lives. From real traces, a grid of target passes × output positions: which
+of the distributions each pass computed were used. Then lossless speculation against the accelerations
+that change the model."""
+import plotly.graph_objects as go
+import streamlit as st
+
+from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
+from specdec_core.sampling import SamplingConfig
+from specdec_core.analysis.usage import pass_usage, usage_summary
+from ui import admission, chips, layout, models, settings
+
+MAX_GRID_TOKENS = 48  # more columns than this stop being readable
+NGRAM = "n-gram lookup (no model)"
+STATUS_STYLE = {  # status -> (chip kind for the colour, marker symbol, legend text)
+    "target": ("target", "square", "used: the one distribution of a plain pass"),
+    "accepted": ("accepted", "square", "used: confirmed a draft"),
+    "corrective": ("corrective", "square", "used: drew the corrective token"),
+    "bonus": ("bonus", "square", "used: drew the bonus token"),
+    "discarded": ("unchecked", "x-thin-open", "computed, then discarded"),
+}
+
+s = settings.current()
+pair = models.require_pair()
+ids = models.require_prompt_ids(pair)
+
+st.header("Where the Speedup Lives")
+layout.intro(
+    "A target pass over k positions computes k next-token distributions. Plain decoding asks for one and uses "
+    "it; speculative decoding asks for γ + 1 and uses every one up to the first rejection. Each square below "
+    "is one computed distribution, placed at the pass that computed it and the position it predicts.",
+    "switch the drafter to the n-gram lookup, then set temperature to 0 in the sidebar: watch the rows get "
+    "longer where the text starts repeating itself.")
+
+
+@admission.cached(max_entries=32, what="both traces")
+def traces(pair_id: str, drafter: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
+           top_k: int, top_p: float, seed: int, _pair):
+    """Plain and speculative generations of the same request, with per-pass usage."""
+    sampling = SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None)
+    d = NgramDrafter() if drafter == NGRAM else _pair.drafts[drafter]
+    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed, eos_token_id=None,
+                                    on_token=admission.on_token)
+    spec = speculative_generate(_pair.target, d, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
+                                sampling=sampling, seed=seed, eos_token_id=None, trace=False, on_round=admission.on_round)
+    return {"plain": pass_usage(plain), "spec": pass_usage(spec), "plain_tokens": plain.tokens, "spec_tokens": spec.tokens}
+
+
+options = list(pair.drafts) + [NGRAM]
+drafter = st.radio("Drafter", options, horizontal=True, key="sl_drafter")
+n_tokens = min(s.max_new_tokens, MAX_GRID_TOKENS)
+if s.max_new_tokens > MAX_GRID_TOKENS:
+    st.caption(f"The grid shows the first {MAX_GRID_TOKENS} tokens (the sidebar asks for {s.max_new_tokens}).")
+with st.spinner("Generating both traces…"):
+    t = traces(models.pair_key(pair), drafter, tuple(ids), s.gamma, n_tokens, s.temperature, s.top_k, s.top_p,
+               s.effective_seed, pair)
+
+
+def grid(frame_, tokens, title: str, key: str) -> None:
+    fig = go.Figure()
+    labels = chips.token_strings(pair.tokenizer, tokens)
+    for status, (kind, symbol, text) in STATUS_STYLE.items():
+        part = frame_[frame_["status"] == status]
+        if part.empty:
+            continue
+        hover = [f"pass {r.pass_}, position {r.position + 1}: {text}" +
+                 (f" ({labels[r.position]!r})" if status != "discarded" and r.position < len(labels) else "")
+                 for r in part.rename(columns={"pass": "pass_"}).itertuples()]
+        fig.add_scatter(x=(part["position"] + 1).tolist(), y=part["pass"].tolist(), mode="markers", name=text, hovertext=hover,
+                        hoverinfo="text", marker=dict(symbol=symbol, size=13, color=chips.KINDS[kind].color,
+                                                      line=dict(width=1.5, color=chips.KINDS[kind].color)))
+    passes = int(frame_["pass"].max()) if len(frame_) else 1
+    fig.update_layout(title=title, height=max(220, 60 + 17 * passes), margin=dict(t=40, b=8),
+                      xaxis=dict(title="output position (token 1, 2, …)", range=[0.3, n_tokens + 0.7], dtick=4),
+                      yaxis=dict(title="target pass", autorange="reversed", dtick=max(1, passes // 10)),
+                      legend=dict(orientation="h", y=-0.2 - 4 / max(passes, 8)))
+    st.plotly_chart(fig, key=key)
+
+
+plain_sum, spec_sum = usage_summary(t["plain"]), usage_summary(t["spec"])
+m = st.columns(4)
+m[0].metric("Target passes", f"{plain_sum['passes']} → {spec_sum['passes']}", help="Standard → speculative.")
+m[1].metric("Distributions computed", f"{plain_sum['computed']} → {spec_sum['computed']}")
+m[2].metric("Distributions used", f"{plain_sum['used']} → {spec_sum['used']}", help="One per output token, in both.")
+m[3].metric("Used per pass", f"{plain_sum['tokens_per_pass']:.2f} → {spec_sum['tokens_per_pass']:.2f}")
+left, right = st.columns(2)
+with left:
+    grid(t["plain"], t["plain_tokens"], "Standard: one distribution per pass, always used", "sl_grid_plain")
+with right:
+    grid(t["spec"], t["spec_tokens"], f"Speculative: {drafter}, γ = {s.gamma}", "sl_grid_spec")
+st.markdown(
+    f"{layout.measured_badge()} Both decoders use exactly one distribution per output token ({spec_sum['used']} here): "
+    "the accounting of *which* distributions decide the text is the same. The difference is how many of them "
+    f"one pass delivers. Speculative decoding computed {spec_sum['computed']} and discarded "
+    f"{spec_sum['computed'] - spec_sum['used']} (crosses): the price of guessing wrong, paid in arithmetic that "
+    "would otherwise have sat idle. A discarded square is always followed, one row down, by a used square at "
+    "the same position: the next round recomputes it after the correction.")
+st.caption("A used square's distribution is the target's own p at that position, after the sampling transform; "
+           "the drafter never decides a token, it only decides how many positions one pass can settle.")
+
+# --- lossless vs everything else ---------------------------------------------------------------------
+st.subheader("Lossless vs everything else")
+st.markdown("Every other common way to make decoding faster changes *what* is computed. Speculative decoding "
+            "changes only *when* the target's distributions are computed.")
+st.dataframe([
+    {"method": "Quantisation", "what is computed": "The same network with weights (and maybe activations) stored "
+     "in fewer bits", "cost in quality": "Rounding error in every layer; usually small, sometimes not, and it varies by "
+     "task", "output distribution": "close to the target's, not equal"},
+    {"method": "Distillation", "what is computed": "A smaller student trained to imitate the target",
+     "cost in quality": "Whatever the student cannot learn: a permanent ceiling below the teacher",
+     "output distribution": "the student's"},
+    {"method": "Pruning / sparsity", "what is computed": "The network with weights or whole structures removed",
+     "cost in quality": "Shifted distributions; often needs retraining to recover", "output distribution":
+     "close to the target's, not equal"},
+    {"method": "Speculative decoding", "what is computed": "The full target on every emitted position, plus a cheap "
+     "drafter's guesses", "cost in quality": "None: a rejected guess is replaced by a token drawn exactly from the "
+     "target's correction", "output distribution": "exactly the target's"},
+], hide_index=True, key="sl_lossless")
+c1, c2 = st.columns(2)
+with c1.container(border=True):
+    st.markdown("**The acceleration marketplace**\n\n"
+                "- Cheaper arithmetic (quantisation) or a cheaper model (distillation, pruning)\n"
+                "- Speed is bought by approximating the target\n"
+                "- The price is paid in outputs, and must be measured task by task")
+with c2.container(border=True):
+    st.markdown("**The speculative exception**\n\n"
+                "- The target still computes the distribution of every token it emits\n"
+                "- The accept/resample rule makes the emitted stream exactly target-distributed\n"
+                "- The drafter proposes; it never decides. Agreement or rollback, nothing in between")
+st.success(
+    "**Verdict: latency arbitrage.** During one-token decoding an accelerator spends most of a pass waiting for "
+    "weights to arrive from memory, so checking several positions costs almost the same as checking one. Plain "
+    "decoding never asks for more. Speculative decoding asks, with bookkeeping exact enough that the answer is "
+    "unchanged, and turns idle arithmetic into fewer serial steps. The general lesson: look for work the hardware "
+    "could already do for free that your protocol never requests.", icon=":material/balance:")

@@ -1,1 +1,0 @@
-"""Training of the bundled Shakespeare draft/target pair (see `python -m specdec_core.train --help`)."""
