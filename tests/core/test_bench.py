@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from specdec_core import bench, cli
+from specdec_core.tools import bench, cli
 from specdec_core.pairs import PairUnavailable, load_pair
 
 
