@@ -32,3 +32,47 @@ BROKEN_Q_OTHER_TEMPERATURE = Rule("broken: q taken at another temperature than t
                                   acceptance_probability, residual_distribution, _q_at_other_temperature)
 
 BROKEN_RULES = (BROKEN_RESAMPLE_FROM_P, BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_Q_OTHER_TEMPERATURE)
+
+
+# --- a deliberately WRONG draft-length policy -------------------------------------------------------
+
+class PeekingPolicy:
+    """Wrong: ends a round as soon as the verdict still to come would accept every draft so far. It
+    reads that verdict ahead of time: it copies the generation's generator (the uniforms the rule is
+    about to draw) and runs the target itself. A draft that would be rejected gets another chance in
+    a longer round with fresh uniforms, so drafts are over-accepted. Any policy that looks only at
+    the past is exact (see specdec_core.policies); this one shows the tests notice the difference."""
+
+    def __init__(self, target, sampling: SamplingConfig, max_gamma: int = 4):
+        self.target, self.sampling, self.max_gamma = target, sampling, max_gamma
+        self.name = "broken: peeks at the coming verdict"
+
+    def start(self) -> "_PeekingSession":
+        return _PeekingSession(self)
+
+
+class _PeekingSession:
+    def __init__(self, policy: PeekingPolicy):
+        self.policy, self.context, self.q_rows = policy, [], []
+
+    def next_gamma(self, context: list[int]) -> int:
+        self.context, self.q_rows = list(context), []
+        return self.policy.max_gamma
+
+    def keep_drafting(self, drafts: list[int], logits: torch.Tensor, generator: torch.Generator) -> bool:
+        from .lm import CachedLM  # the target's own pass, outside the round (the cheat)
+        self.q_rows.append(to_probs(logits, self.policy.sampling))
+        if self.policy.sampling.greedy:
+            return True
+        ahead = torch.Generator().manual_seed(0)
+        ahead.set_state(generator.get_state())  # the uniforms verify() will draw if the round ends here
+        uniforms = torch.rand(len(drafts), generator=ahead, dtype=torch.float64)
+        logits_all = CachedLM(self.policy.target).extend(self.context + drafts)  # (len(context) + n, V)
+        p = to_probs(logits_all[-len(drafts) - 1:-1], self.policy.sampling)  # (n, V): p at each draft
+        x = torch.tensor(drafts)
+        rows = torch.arange(len(drafts))
+        accept = acceptance_probability(p[rows, x], torch.stack(self.q_rows)[rows, x])
+        return not bool((uniforms < accept.double()).all())  # stop only when the round would be a clean sweep
+
+    def observe(self, n_drafted: int, n_accepted: int) -> None:
+        pass

@@ -2,7 +2,10 @@
 
 A `Drafter` is shared and stateless (it may wrap a cached model); `start()` gives a per-generation
 `DraftSession` that may keep state such as a KV cache. Each round the sampler calls
-`session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output).
+`session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output),
+adding `keep_drafting=test` when the draft-length policy may end a round early: a drafter that
+supports it calls `test(drafts_so_far, raw_logits_row, generator)` after each draft but the last
+and stops when it returns False (see specdec_core.policies).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -27,7 +30,7 @@ class DraftSession(Protocol):
     passes: int
 
     def propose(self, context: list[int], gamma: int, sampling: SamplingConfig,
-                generator: torch.Generator) -> Proposal: ...
+                generator: torch.Generator, keep_drafting=None) -> Proposal: ...
 
 
 class Drafter(Protocol):
@@ -78,7 +81,7 @@ class _ModelDraftSession:
         del self.fed[common:]
         return context[common:]
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         feed = self._sync(context)
         tokens, logits_rows, q_rows, pass_s = [], [], [], []
         for _ in range(gamma):
@@ -93,7 +96,9 @@ class _ModelDraftSession:
             tokens.append(x)
             logits_rows.append(logits)
             feed = [x]
-        logits = torch.stack(logits_rows)  # (gamma, V)
+            if keep_drafting is not None and len(tokens) < gamma and not keep_drafting(tokens, logits, generator):
+                break
+        logits = torch.stack(logits_rows)  # (n, V), n <= gamma
         # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
         q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
         return Proposal(tokens, q, logits, pass_s)
@@ -144,7 +149,8 @@ class _NgramSession:
                 return context[start + n:start + n + gamma]
         return []
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
+        # keep_drafting is not consulted: a lookup has no distribution, so no confidence to lose
         tokens = self.lookup(context, gamma)
         return Proposal(tokens, _one_hot(tokens, self.vocab))
 
@@ -166,13 +172,18 @@ class _UnigramSession:
     vocab: int
     passes: int = 0
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         counts = torch.bincount(torch.tensor(context, dtype=torch.long), minlength=self.vocab).float()
         # Counts act as logits-free probabilities; the sampling transform needs logits, so use log-counts.
-        logits = torch.log(counts).expand(gamma, -1)  # (gamma, V), -inf where unseen
-        q = to_probs(logits, sampling)
-        tokens = [int(q[0].argmax()) if sampling.greedy else sample(q[0], generator) for _ in range(gamma)]
-        return Proposal(tokens, q, logits)
+        row = torch.log(counts)  # (V,), -inf where unseen
+        q_row = to_probs(row, sampling)
+        tokens = []
+        for _ in range(gamma):
+            tokens.append(int(q_row.argmax()) if sampling.greedy else sample(q_row, generator))
+            if keep_drafting is not None and len(tokens) < gamma and not keep_drafting(tokens, row, generator):
+                break
+        n = len(tokens)
+        return Proposal(tokens, q_row.expand(n, -1), row.expand(n, -1))
 
 
 def as_drafter(drafter) -> Drafter:
