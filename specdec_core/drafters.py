@@ -3,9 +3,10 @@
 A `Drafter` is shared and stateless (it may wrap a cached model); `start()` gives a per-generation
 `DraftSession` that may keep state such as a KV cache. Each round the sampler calls
 `session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output),
-adding `keep_drafting=test` when the draft-length policy may end a round early: a drafter that
-supports it calls `test(drafts_so_far, raw_logits_row, generator)` after each draft but the last
-and stops when it returns False (see specdec_core.policies).
+adding `keep_drafting=test` when the draft-length policy may end a round early: before each draft
+but the first, a drafter that supports it calls `test(drafts_so_far, raw_logits, generator)` with
+the raw logits (V,) it would draw the next draft from, and stops when it returns False (see
+specdec_core.policies).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -84,10 +85,12 @@ class _ModelDraftSession:
     def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         feed = self._sync(context)
         tokens, logits_rows, q_rows, pass_s = [], [], [], []
-        for _ in range(gamma):
-            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,)
+        for i in range(gamma):
+            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,) raw logits for the next draft
             self.fed += feed
             pass_s.append(self.lm.last_pass_s)
+            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
+                break  # the policy declines to draft from this distribution (its pass is spent)
             if sampling.greedy:  # q is one-hot on the argmax: built once for all rows below
                 x = int(logits.argmax())
             else:
@@ -96,8 +99,6 @@ class _ModelDraftSession:
             tokens.append(x)
             logits_rows.append(logits)
             feed = [x]
-            if keep_drafting is not None and len(tokens) < gamma and not keep_drafting(tokens, logits, generator):
-                break
         logits = torch.stack(logits_rows)  # (n, V), n <= gamma
         # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
         q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
@@ -178,10 +179,10 @@ class _UnigramSession:
         row = torch.log(counts)  # (V,), -inf where unseen
         q_row = to_probs(row, sampling)
         tokens = []
-        for _ in range(gamma):
-            tokens.append(int(q_row.argmax()) if sampling.greedy else sample(q_row, generator))
-            if keep_drafting is not None and len(tokens) < gamma and not keep_drafting(tokens, row, generator):
+        for i in range(gamma):
+            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, row, generator):
                 break
+            tokens.append(int(q_row.argmax()) if sampling.greedy else sample(q_row, generator))
         n = len(tokens)
         return Proposal(tokens, q_row.expand(n, -1), row.expand(n, -1))
 

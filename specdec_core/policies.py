@@ -16,15 +16,16 @@ this (it looks at the coming verdict), and the tests show it failing.
 Like a drafter, a policy is shared and stateless; `start()` gives the per-generation state, so
 nothing leaks between generations or threads. Per round the sampler calls
   session.next_gamma(context)                     -> gamma, the most drafts this round may make
-  session.keep_drafting(drafts, logits, generator) -> after each draft but the last: go on? (optional)
+  session.keep_drafting(drafts, logits, generator) -> before each draft but the first: go on? (optional)
   session.observe(n_drafted, n_accepted)           -> the verdict, once the target has judged
 `keep_drafting` is None for policies that never stop a round early; when it is a function, `logits`
-is the drafter's RAW logits row (V,) for the draft just made (None for a drafter without a
-distribution, such as n-gram lookup) and `generator` is the generation's generator, for a policy
-that stops at random: it may draw from it, never read ahead of it.
+is the drafter's RAW logits row (V,) that the next draft would be drawn from (a model drafter has
+already paid the pass that made it; a drafter without a distribution, such as n-gram lookup, never
+asks) and `generator` is the generation's generator, for a policy that stops at random: it may
+draw from it, never read ahead of it.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Protocol
 
 import torch
@@ -177,14 +178,14 @@ class _HeuristicSession:
 
 @dataclass(frozen=True)
 class ConfidenceStop:
-    """Draft while the drafter's confidence in the draft it just made stays at or above `threshold`,
-    up to `max_gamma` drafts: the draft that falls below is still proposed (it may well be accepted)
-    and ends the round. transformers' `assistant_confidence_threshold` uses the top probability; the
-    margin between the top two predicts agreement better for the bundled pair (the alpha Dial's
-    calibration chart shows both)."""
-    threshold: float = 0.3
+    """Draft while the drafter's confidence in its next token stays at or above `threshold`, up to
+    `max_gamma` drafts (the first draft is always made). The signal is of the drafter's raw
+    distribution: the top probability (transformers' `assistant_confidence_threshold`, llama.cpp's
+    `--draft-p-min`) or the margin between the top two. The alpha Dial's calibration chart shows how
+    well either predicts acceptance for the bundled pair."""
+    threshold: float = 0.05  # low: this drafter's unsure drafts are still accepted ~70% of the time
     signal: str = "margin"
-    max_gamma: int = 12
+    max_gamma: int = 10
     name: str = "confidence"
 
     def __post_init__(self):
@@ -284,6 +285,23 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "acceptance": AcceptanceDriven,
 }
 DEFAULT_ADAPTIVE = "acceptance"  # the adaptive policy the benchmark holds to its targets
+
+
+def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, threshold: float | None = None,
+                signal: str | None = None) -> Policy:
+    """The policy registered as `name`, with the knobs the CLI and the pages expose; None keeps the
+    factory's default. `gamma` is the constant policy's gamma and the heuristic's starting gamma."""
+    if name not in POLICIES:
+        raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {name!r}")
+    if name == "constant":
+        return Constant(gamma)
+    policy = POLICIES[name]()
+    changes = {"max_gamma": max_gamma, "threshold": threshold, "signal": signal}
+    changes = {k: v for k, v in changes.items() if v is not None and hasattr(policy, k)}
+    if name == "heuristic":
+        top = changes.get("max_gamma", policy.max_gamma)
+        changes["start_gamma"] = min(_int_in("gamma", gamma, 1, MAX_GAMMA), top)
+    return replace(policy, **changes)
 
 
 def as_policy(gamma) -> Policy:

@@ -113,3 +113,27 @@ def oracle_speedup(rounds: list[RoundTrace], costs) -> float:
     """The oracle bound: `modelled_speedup` of the same rounds had each drafted its hindsight gamma.
     Run it on a generation with a long gamma, so that long accepted runs are visible to hindsight."""
     return modelled_speedup(rounds, costs, hindsight_gammas(rounds))
+
+
+def calibration(rounds: list[RoundTrace], signal: str = "margin", bins: int = 10) -> pd.DataFrame:
+    """The target's acceptance against the drafter's raw confidence, binned: one row per equal-width
+    bin of the signal ("top" probability or top-1 minus top-2 "margin", in [0, 1]) with the judged
+    drafts that fell in it and their mean min(1, p/q) (greedy: the share the target agreed with).
+    A confidence stop works when acceptance rises steeply with the signal. Needs traced rounds of a
+    model drafter (RoundTrace.draft_top / draft_margin)."""
+    if signal not in ("top", "margin"):
+        raise ValueError(f"signal must be 'top' or 'margin', got {signal!r}")
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 100:
+        raise ValueError(f"bins must be an integer in [1, 100], got {bins!r}")
+    sums, counts = [0.0] * bins, [0] * bins
+    for r in rounds:
+        values = r.draft_top if signal == "top" else r.draft_margin
+        if values is None:
+            continue
+        for conf, accept in zip(values[:checked(r)], r.accept_prob[:checked(r)]):
+            b = min(int(conf * bins), bins - 1)
+            sums[b] += accept
+            counts[b] += 1
+    return pd.DataFrame([{"bin_low": b / bins, "bin_high": (b + 1) / bins, "drafts": counts[b],
+                          "acceptance": sums[b] / counts[b] if counts[b] else math.nan} for b in range(bins)],
+                        columns=["bin_low", "bin_high", "drafts", "acceptance"])
