@@ -39,6 +39,12 @@ STOP_CONFIDENCE = "confidence"  # the drafter's confidence fell below the policy
 STOP_DRAFTER = "drafter"  # the drafter proposed fewer (n-gram lookup found no longer match)
 STOP_TOKENS_LEFT = "tokens left"  # only this many tokens were still wanted
 STOP_REASONS = (STOP_GAMMA, STOP_CONFIDENCE, STOP_DRAFTER, STOP_TOKENS_LEFT)
+STOP_IN_WORDS = {
+    STOP_GAMMA: "it had drafted the γ the policy chose",
+    STOP_CONFIDENCE: "the drafter's confidence in its next token fell below the threshold",
+    STOP_DRAFTER: "the drafter had nothing more to propose",
+    STOP_TOKENS_LEFT: "no more tokens were wanted",
+}
 
 
 def _int_in(name: str, value, lo: int, hi: int) -> int:
@@ -302,6 +308,20 @@ def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, thresho
         top = changes.get("max_gamma", policy.max_gamma)
         changes["start_gamma"] = min(_int_in("gamma", gamma, 1, MAX_GAMMA), top)
     return replace(policy, **changes)
+
+
+def describe(policy: Policy) -> str:
+    """A policy in a few words, for captions and tables."""
+    if isinstance(policy, Constant):
+        return f"constant γ = {policy.gamma}"
+    if isinstance(policy, Heuristic):
+        return f"heuristic schedule (γ from {policy.start_gamma}, +2 / −1, within {policy.min_gamma}–{policy.max_gamma})"
+    if isinstance(policy, ConfidenceStop):
+        label = "top probability" if policy.signal == "top" else "top-1 − top-2 margin"
+        return f"confidence stop ({label} ≥ {policy.threshold:g}, at most {policy.max_gamma})"
+    if isinstance(policy, AcceptanceDriven):
+        return f"acceptance-driven (γ maximising E/(γc + v(γ)), at most {policy.max_gamma})"
+    return getattr(policy, "name", type(policy).__name__)
 
 
 def as_policy(gamma) -> Policy:

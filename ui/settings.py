@@ -15,12 +15,16 @@ from typing import Mapping
 import streamlit as st
 
 from specdec_core.pairs import PAIRS
+from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
 from specdec_core.sampling import SamplingConfig
 
 from . import operator
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
+POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
+                 "confidence": "confidence stop", "acceptance": "acceptance-driven"}
+THRESHOLD_RANGE = (0.0, 1.0)
 TEMPERATURE_RANGE = (0.0, 2.0)  # 0 = greedy
 TOP_P_RANGE = (0.01, 1.0)  # 1 = off
 SEED_RANGE = (0, 2**31 - 1)
@@ -39,12 +43,15 @@ PRESETS = {
 
 # Settings field -> URL query parameter name.
 QUERY_KEYS = {"pair": "pair", "prompt": "prompt", "gamma": "gamma", "temperature": "temp", "top_k": "top_k",
-              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new", "target": "target", "draft": "draft"}
+              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new", "target": "target", "draft": "draft",
+              "policy": "policy", "policy_max_gamma": "pmax", "policy_threshold": "pthr", "policy_signal": "psig"}
 CUSTOM_ONLY = ("target", "draft")  # in the URL only when the pair is a custom one
+ADAPTIVE_ONLY = ("policy", "policy_max_gamma", "policy_threshold", "policy_signal")  # only for an adaptive policy
 # Settings field -> sidebar widget key.
 WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temperature": "s_temperature",
                "top_k": "s_top_k", "top_p": "s_top_p", "seed": "s_seed", "max_new_tokens": "s_max_new",
-               "target": "s_target", "draft": "s_draft"}
+               "target": "s_target", "draft": "s_draft", "policy": "s_policy", "policy_max_gamma": "s_policy_max",
+               "policy_threshold": "s_policy_threshold", "policy_signal": "s_policy_signal"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,23 @@ class Settings:
     max_new_tokens: int = 40
     target: str = ""  # custom pairs only: hub ids from the operator's allow-list
     draft: str = ""
+    policy: str = "constant"  # how each round's γ is chosen: a key of specdec_core.policies.POLICIES
+    policy_max_gamma: int = 10  # adaptive policies: the longest round
+    policy_threshold: float = 0.05  # confidence stop: draft while the drafter's confidence stays at or above
+    policy_signal: str = "margin"  # confidence stop: "top" probability or top-1 − top-2 "margin"
+
+    @property
+    def draft_policy(self):
+        """The draft-length policy these settings ask for (constant γ unless the sidebar chose another)."""
+        return make_policy(self.policy, self.gamma, self.policy_max_gamma, self.policy_threshold, self.policy_signal)
+
+    def describe_policy(self) -> str:
+        return describe(self.draft_policy)
+
+    @property
+    def policy_args(self) -> tuple:
+        """(name, gamma, max gamma, threshold, signal): hashable, for cached page functions."""
+        return (self.policy, self.gamma, self.policy_max_gamma, float(self.policy_threshold), self.policy_signal)
 
     @property
     def sampling(self) -> SamplingConfig:
@@ -90,6 +114,8 @@ class Settings:
         out = {}
         for name, value in asdict(self).items():
             if name in CUSTOM_ONLY and self.pair != CUSTOM:
+                continue
+            if name in ADAPTIVE_ONLY and self.policy == "constant":  # links from before policies stay as they were
                 continue
             out[QUERY_KEYS[name]] = f"{value:g}" if isinstance(value, float) else str(value)
         return out
@@ -204,8 +230,23 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
         prompt, notes = clean_prompt(_last(q["prompt"]), policy.max_prompt_chars)
         w += [n.replace("The prompt", "The link's prompt", 1) for n in notes]
         s = replace(s, prompt=prompt)
+    if "policy" in q:
+        name = str(_last(q["policy"]))
+        if name in POLICIES:
+            s = replace(s, policy=name)
+        else:
+            w.append(f"The link asks for an unknown draft-length policy {shown(name)}; using constant γ.")
+    if "psig" in q:
+        signal = str(_last(q["psig"]))
+        if signal in SIGNALS:
+            s = replace(s, policy_signal=signal)
+        else:
+            w.append(f"The link's confidence signal {shown(signal)} is not one of {', '.join(SIGNALS)}; "
+                     f"using {DEFAULTS.policy_signal}.")
     numeric = {
         "gamma": ("γ", *GAMMA_RANGE, True),
+        "policy_max_gamma": ("longest round (max γ)", *GAMMA_RANGE, True),
+        "policy_threshold": ("confidence threshold", *THRESHOLD_RANGE, False),
         "temperature": ("temperature", *TEMPERATURE_RANGE, False),
         "top_k": ("top-k", 0, vocab_size or FALLBACK_VOCAB, True),
         "top_p": ("top-p", *TOP_P_RANGE, False),
@@ -290,6 +331,27 @@ def _custom_pickers(sb, policy: Policy) -> None:
         sb.selectbox(label, ids, key=key)
 
 
+def _policy_widgets(sb) -> None:
+    """How each round's γ is chosen: constant (the paper, and the default) or an adaptive policy."""
+    if st.session_state.get("s_policy") not in POLICIES:
+        st.session_state["s_policy"] = DEFAULTS.policy
+    sb.selectbox("Draft length", list(POLICY_LABELS), key="s_policy", format_func=POLICY_LABELS.get,
+                 help="Constant: every round drafts γ. Adaptive policies choose each round's length as they go; "
+                      "the output stays exactly the target's either way.")
+    name = st.session_state["s_policy"]
+    if name == "constant":
+        return
+    if name == "heuristic":
+        sb.caption("The γ slider above is where the schedule starts.")
+    sb.slider("Longest round (max γ)", *GAMMA_RANGE, key="s_policy_max")
+    if name == "confidence":
+        c1, c2 = sb.columns(2)
+        c1.number_input("Confidence threshold", *THRESHOLD_RANGE, step=0.05, key="s_policy_threshold", format="%.2f",
+                        help="Keep drafting while the drafter's confidence in its next token is at least this.")
+        c2.selectbox("Signal", list(SIGNALS), key="s_policy_signal",
+                     format_func={"margin": "top-1 − top-2", "top": "top probability"}.get)
+
+
 def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
     error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
@@ -319,6 +381,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     _clean_widget_prompt()
     sb.text_area("Prompt", key="s_prompt", max_chars=policy.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
+    _policy_widgets(sb)
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
               help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")
     c1, c2 = sb.columns(2)
