@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui import admission, charts, chips, layout, measure, models, settings
+from ui import admission, charts, chips, demo, layout, measure, models, settings
 
 SWEEP_GAMMAS = tuple(range(1, 9))
 REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration
@@ -40,7 +40,7 @@ st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}*
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
            "lane, so both make the same number). The lanes run one after the other; the time spent drawing them "
            "is not counted.")
-start = st.button("Start the race", key="race_run", type="primary", icon=":material/sports_score:")
+start_box = st.container()
 lane_cols = st.columns(2)
 lane_boxes = {"standard": lane_cols[0].empty(), "speculative": lane_cols[1].empty()}
 LANE_TITLES = {"standard": "Standard decoding: target alone", "speculative": "Speculative decoding: draft, then verify"}
@@ -71,23 +71,22 @@ def draw_live(lane: race.LiveLane, redraw: dict) -> None:
         admission.checkpoint()
 
 
-if start:
+
+
+def run_race(_progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
     redraw = {name: admission.Throttle() for name in lane_boxes}
-    try:
-        with admission.slot("your race"):
-            with st.spinner("Warming up both decoders (untimed)…"):
-                race.warm_up(pair.target, pair.draft, ids, s.gamma)
-            result = race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
-                                    warm=False, on_event=lambda lane: draw_live(lane, redraw))
-    except ValueError as err:
-        st.error(f"Could not race: {err}")
-        st.stop()
-    st.session_state["race_live"] = {"signature": signature, "race": result}
+    with st.spinner("Warming up both decoders (untimed)…"):
+        race.warm_up(pair.target, pair.draft, ids, s.gamma)
+    return {"race": race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
+                                   warm=False, on_event=lambda lane: draw_live(lane, redraw))}
 
-stored = st.session_state.get("race_live")
-live = stored["race"] if stored and stored["signature"] == signature else None
+
+demo.run("Start the race", key="race_run", where=start_box, state="race_live", signature=signature, work=run_race,
+         what="your race", failure="Could not race", progress=False, type="primary", icon=":material/sports_score:")
+stored = demo.latest("race_live", signature)
+live = stored["race"] if stored else None
 if live is None:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
@@ -226,20 +225,13 @@ st.subheader("γ sweep: measured speedup against the formula")
 st.caption(f"Runs the live request at γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]} (fastest of two runs each, prompt "
            "processing excluded) and draws the measured speedup over the formula, using the α measured over all "
            "these runs and this machine's c and v(γ).")
-if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
-    bar = st.progress(0.0, text="Sweeping γ…")
-    try:
-        with admission.slot("your γ sweep"):
-            sweep = race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens, s.sampling,
-                                     s.seed, progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
-    except ValueError as err:
-        st.error(f"Could not sweep: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["race_sweep_result"] = {"signature": signature, "sweep": sweep}
-
-swept = st.session_state.get("race_sweep_result")
-if swept and swept["signature"] == signature:
+demo.run(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", state="race_sweep_result",
+         signature=signature, what="your γ sweep", failure="Could not sweep", progress_text="Sweeping γ…",
+         icon=":material/query_stats:",
+         work=lambda progress: {"sweep": race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens,
+                                                          s.sampling, s.seed, progress=progress)})
+swept = demo.latest("race_sweep_result", signature)
+if swept:
     sweep = swept["sweep"]
     a = sweep["alpha"]
     gs = [row["gamma"] for row in sweep["rows"]]

@@ -7,7 +7,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import admission, chips, layout, measure, models, settings
+from ui import admission, chips, demo, layout, measure, models, settings
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 # Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
@@ -31,7 +31,6 @@ left, right = st.columns([1, 3], vertical_alignment="center")
 slow = left.toggle("Slow motion", value=True, key="st_slow",
                    help=f"Waits {SLOW_MOTION_S * 1000:.0f} ms after each token so you can watch; the "
                         "pauses are not in any time shown.")
-run = left.button(f"Decode {s.max_new_tokens} tokens", key="st_run", type="primary", icon=":material/play_arrow:")
 right.caption(f"Target **{pair.target_name}**, {s.describe_sampling()}, seed {s.seed}. "
               "Chips: " + "muted = your prompt, blue ● = a token from one target pass.")
 
@@ -49,7 +48,8 @@ def show_progress(tokens: list[int], pass_s: list[float]) -> None:
     text_box.html(chips.provenance_html(pair.tokenizer, ids, tokens, ["target"] * len(tokens)))
 
 
-if run:
+def decode(_progress) -> dict:
+    """Plain decoding in the slot, redrawn about ten times a second unless slow motion replays it after."""
     tokens, pass_s = [], []
     redraw = admission.Throttle()
 
@@ -61,25 +61,21 @@ if run:
         else:
             admission.checkpoint()
 
-    try:
-        with admission.slot("your decoding"):
-            result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed,
-                                             on_token=on_token)
-    except ValueError as err:
-        st.error(f"Could not decode: {err}")
-        st.stop()
-    if slow:
-        for n in range(1, len(result.tokens) + 1):
-            show_progress(result.tokens[:n], result.target_pass_s[:n])
-            time.sleep(SLOW_MOTION_S)
-    else:
-        show_progress(result.tokens, result.target_pass_s)  # the last tokens may have come between redraws
-    st.session_state["st_result"] = {"signature": signature, "tokens": result.tokens,
-                                     "pass_s": result.target_pass_s, "passes": result.target_passes}
+    result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed, on_token=on_token)
+    return {"tokens": result.tokens, "pass_s": result.target_pass_s, "passes": result.target_passes}
 
-stored = st.session_state.get("st_result")
-if stored and stored["signature"] == signature:
-    if not run:
+
+ran = demo.run(f"Decode {s.max_new_tokens} tokens", key="st_run", where=left, state="st_result", signature=signature,
+               work=decode, what="your decoding", failure="Could not decode", progress=False, type="primary",
+               icon=":material/play_arrow:")
+if ran and slow:
+    for n in range(1, len(ran["tokens"]) + 1):
+        show_progress(ran["tokens"][:n], ran["pass_s"][:n])
+        time.sleep(SLOW_MOTION_S)
+
+stored = demo.latest("st_result", signature)
+if stored:
+    if not (ran and slow):  # the last tokens may have come between redraws
         show_progress(stored["tokens"], stored["pass_s"])
     pass_ms = [x * 1e3 for x in stored["pass_s"]]
     cumulative = [sum(pass_ms[:i + 1]) for i in range(len(pass_ms))]
@@ -98,7 +94,7 @@ if stored and stored["signature"] == signature:
     st.plotly_chart(fig, key="st_cumulative")
     st.caption("Each step of the staircase is one forward pass of the whole target model. No amount of "
                "parallel hardware inside a pass can remove a step: the next pass needs the token this one made.")
-elif not run:
+else:
     text_box.html(chips.provenance_html(pair.tokenizer, ids, [], []))
     st.caption("Press **Decode** to generate with the target alone.")
 
