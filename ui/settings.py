@@ -54,8 +54,7 @@ class Settings:
 
     @property
     def sampling(self) -> SamplingConfig:
-        return SamplingConfig(float(self.temperature), self.top_k or None,
-                              float(self.top_p) if self.top_p < 1 else None)
+        return SamplingConfig.from_controls(self.temperature, self.top_k, self.top_p)
 
     @property
     def greedy(self) -> bool:
