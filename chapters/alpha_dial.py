@@ -8,7 +8,7 @@ from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import acceptance_by_position, calibration, measured_alpha, tokens_per_round
 from specdec_core.policies import POLICIES, Costs, describe
-from ui import admission, charts, chips, layout, measure, models, operator, settings
+from ui import admission, charts, chips, demo, layout, measure, models, operator, settings
 
 GAMMA_AXIS = list(range(1, 21))
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -146,11 +146,10 @@ st.caption(f"Runs {n_rounds} rounds with each of the pair's {len(pair.drafts)} d
 signature = (models.pair_key(pair), s.signature(), gamma_run, n_rounds)
 
 
-def run_measurement() -> dict:
+def run_measurement(progress) -> dict:
     window = pair.context_length - len(ids)
     budget = max(1, min(window, TOKENS_PER_GENERATION))
     total = n_rounds * len(pair.drafts)
-    bar = st.progress(0.0, text="Running rounds…")
     results, done = {}, 0
     for label, model in pair.drafts.items():
         rounds, spec_s, spec_tokens, seed = [], 0.0, 0, s.seed
@@ -158,7 +157,7 @@ def run_measurement() -> dict:
         def on_round(_round, label=label) -> None:
             nonlocal done
             done += 1
-            bar.progress(min(done / total, 1.0), text=f"Running rounds: {label}, {done} of {total}")
+            progress(done / total, f"Running rounds: {label}, {done} of {total}")
 
         for _ in range(50):  # generations end early at EOS; never loop forever
             if len(rounds) >= n_rounds:
@@ -173,30 +172,23 @@ def run_measurement() -> dict:
         results[label] = {"alpha": measured_alpha(rounds), "tokens_per_pass": tokens_per_round(rounds),
                           "rounds": len(rounds), "s_per_token": spec_s / max(1, spec_tokens),
                           "by_position": acceptance_by_position(rounds, gamma_run)}
-    bar.progress(1.0, text="Timing plain decoding for comparison…")
+    progress(1.0, "Timing plain decoding for comparison…")
     plain = autoregressive_generate(pair.target, ids, min(budget, 64), s.sampling, seed=s.seed)
     base = (plain.total_s - plain.prefill_s) / max(1, len(plain.tokens))
     for res in results.values():
         res["speedup"] = base / res["s_per_token"]
-    bar.empty()
-    return {"signature": signature, "gamma": gamma_run, "results": results}
+    return {"gamma": gamma_run, "results": results}
 
 
-if st.button(f"Run {n_rounds} rounds per drafter", key="ad_run", type="primary", icon=":material/play_arrow:"):
-    try:
-        with admission.slot("the measurement"):
-            st.session_state["ad_measured"] = run_measurement()
-    except ValueError as err:
-        st.error(f"Could not run: {err}")
+if demo.run(f"Run {n_rounds} rounds per drafter", key="ad_run", state="ad_measured", signature=signature,
+            work=run_measurement, what="the measurement", progress_text="Running rounds…", type="primary",
+            icon=":material/play_arrow:"):
     st.rerun()  # redraw the theory charts with the measured points
 
-measured = st.session_state.get("ad_measured")
+measured = demo.latest("ad_measured", signature, stale="note", again="Run")
 if not measured:
     st.caption("Press **Run** to measure; the results are laid over the charts above.")
 else:
-    if measured["signature"] != signature:
-        st.info("These results are from earlier settings; press **Run** to measure the current ones.",
-                icon=":material/history:")
     g_m = measured["gamma"]
     table = []
     for label, res in measured["results"].items():
@@ -272,40 +264,27 @@ st.caption(f"Each contestant decodes {policy_tokens} tokens from each of {len(pr
 policy_signature = (models.pair_key(pair), s.signature(), tuple(fixed), repeats, n_prompts)
 
 
-def run_policies() -> dict:
+def run_policies(progress) -> dict:
     contestants = {f"fixed γ = {g_}": g_ for g_ in sorted(fixed)}
     contestants.update({describe(POLICIES[name]()): POLICIES[name]() for name in ADAPTIVE})
     prompts = [pair.tokenizer.encode(t)[-(pair.context_length - policy_tokens):] or [0] for t in prompt_texts]
-    bar = st.progress(0.0, text="Racing the policies…")
-
-    def progress(done, total):
-        bar.progress(done / total, text=f"Racing the policies: run {done} of {total}")
-        admission.on_round()
-
     results = compare_policies(pair.target, pair.draft, prompts, contestants, policy_tokens, s.sampling, s.seed,
-                               repeats, on_progress=progress)
-    bar.progress(1.0, text="Tracing the drafter's confidence for the calibration chart…")
-    traced = calibration_rounds(pair.target, pair.draft, prompts, 8, policy_tokens, s.sampling, s.seed)
-    bar.empty()
-    return {"signature": policy_signature, "rows": summary(results, Costs.from_profile(profile)),
+                               repeats, hold=demo.hold("the policy race"),
+                               progress=lambda f, text: progress(0.95 * f, text))
+    progress(0.95, "Tracing the drafter's confidence for the calibration chart…")
+    with admission.slot("the calibration chart"):
+        traced = calibration_rounds(pair.target, pair.draft, prompts, 8, policy_tokens, s.sampling, s.seed)
+    return {"rows": summary(results, Costs.from_profile(profile)),
             "fixed": {f"fixed γ = {g_}": g_ for g_ in fixed}, "calibration": traced}
 
 
-if st.button("Race fixed and adaptive γ", key="ad_pol_run", type="primary", icon=":material/play_arrow:",
-             disabled=not fixed):
-    try:
-        with admission.slot("the policy race"):
-            st.session_state["ad_policies"] = run_policies()
-    except ValueError as err:
-        st.error(f"Could not run: {err}")
-
-raced = st.session_state.get("ad_policies")
+demo.run("Race fixed and adaptive γ", key="ad_pol_run", state="ad_policies", signature=policy_signature,
+         work=run_policies, what="the policy race", progress_text="Racing the policies…", slot=False,
+         type="primary", icon=":material/play_arrow:", disabled=not fixed)
+raced = demo.latest("ad_policies", policy_signature, stale="note", again="Race fixed and adaptive γ")
 if not raced:
     st.caption("Press **Race fixed and adaptive γ** to measure; it takes a few seconds per repetition.")
 else:
-    if raced["signature"] != policy_signature:
-        st.info("These results are from earlier settings; press the button to measure the current ones.",
-                icon=":material/history:")
     rows = [r for r in raced["rows"] if r["policy"] != PLAIN]
     fixed_rows = [r for r in rows if r["policy"] in raced["fixed"]]
     alpha_all = sum(r["alpha"] for r in fixed_rows) / len(fixed_rows) if fixed_rows else rows[0]["alpha"]
