@@ -103,16 +103,18 @@ def modelled_speedup(rounds: list[RoundTrace], costs, gammas: list[int] | None =
     return sum(r.n_accepted + 1 for r in rounds) / cost if cost else math.nan
 
 
-def hindsight_gammas(rounds: list[RoundTrace]) -> list[int]:
-    """The best gamma for each round in hindsight: exactly the drafts that were accepted (a round that
-    drafted those and stopped makes the same tokens; drafts past a rejection are wasted work)."""
-    return [r.n_accepted for r in rounds]
+def hindsight_gammas(rounds: list[RoundTrace], costs) -> list[int]:
+    """The best gamma for each round in hindsight: the cheapest (by `costs`) of the lengths from the
+    accepted drafts up to the drafts made. Every one of them makes the same tokens (drafting just the
+    accepted ones earns the bonus token instead of the corrective one); with a cost rising in gamma
+    it is exactly the accepted count, and drafts past a rejection are wasted work."""
+    return [min(range(r.n_accepted, len(r.draft_tokens) + 1), key=costs.round_cost) for r in rounds]
 
 
 def oracle_speedup(rounds: list[RoundTrace], costs) -> float:
     """The oracle bound: `modelled_speedup` of the same rounds had each drafted its hindsight gamma.
     Run it on a generation with a long gamma, so that long accepted runs are visible to hindsight."""
-    return modelled_speedup(rounds, costs, hindsight_gammas(rounds))
+    return modelled_speedup(rounds, costs, hindsight_gammas(rounds, costs))
 
 
 def calibration(rounds: list[RoundTrace], signal: str = "margin", bins: int = 10) -> pd.DataFrame:
