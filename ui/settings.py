@@ -19,7 +19,8 @@ from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
-                 "confidence": "confidence stop", "acceptance": "acceptance-driven"}
+                 "confidence": "confidence stop", "acceptance": "acceptance-driven",
+                 "hybrid": "acceptance-driven + confidence stop"}
 THRESHOLD_RANGE = (0.0, 1.0)
 TEMPERATURE_RANGE = (0.0, 2.0)  # 0 = greedy
 TOP_P_RANGE = (0.01, 1.0)  # 1 = off
@@ -58,8 +59,8 @@ class Settings:
     target: str = ""  # custom pairs only: hub ids from the operator's allow-list
     draft: str = ""
     policy: str = "constant"  # how each round's γ is chosen: a key of specdec_core.policies.POLICIES
-    policy_max_gamma: int = 10  # adaptive policies: the longest round
-    policy_threshold: float = 0.05  # confidence stop: draft while the drafter's confidence stays at or above
+    policy_max_gamma: int = 12  # adaptive policies: the longest round
+    policy_threshold: float = 0.02  # confidence stop: draft while the drafter's confidence stays at or above
     policy_signal: str = "margin"  # confidence stop: "top" probability or top-1 − top-2 "margin"
 
     @property

@@ -86,9 +86,9 @@ def _policy_widgets(sb) -> None:
     if name == "heuristic":
         sb.caption("The γ slider above is where the schedule starts.")
     sb.slider("Longest round (max γ)", *GAMMA_RANGE, key="s_policy_max")
-    if name == "confidence":
+    if name in ("confidence", "hybrid"):
         c1, c2 = sb.columns(2)
-        c1.number_input("Confidence threshold", *THRESHOLD_RANGE, step=0.05, key="s_policy_threshold", format="%.2f",
+        c1.number_input("Confidence threshold", *THRESHOLD_RANGE, step=0.01, key="s_policy_threshold", format="%.3f",
                         help="Keep drafting while the drafter's confidence in its next token is at least this.")
         c2.selectbox("Signal", list(SIGNALS), key="s_policy_signal",
                      format_func={"margin": "top-1 − top-2", "top": "top probability"}.get)

@@ -117,25 +117,31 @@ def oracle_speedup(rounds: list[RoundTrace], costs) -> float:
     return modelled_speedup(rounds, costs, hindsight_gammas(rounds, costs))
 
 
-def calibration(rounds: list[RoundTrace], signal: str = "margin", bins: int = 10) -> pd.DataFrame:
-    """The target's acceptance against the drafter's raw confidence, binned: one row per equal-width
-    bin of the signal ("top" probability or top-1 minus top-2 "margin", in [0, 1]) with the judged
-    drafts that fell in it and their mean min(1, p/q) (greedy: the share the target agreed with).
-    A confidence stop works when acceptance rises steeply with the signal. Needs traced rounds of a
-    model drafter (RoundTrace.draft_top / draft_margin)."""
+def calibration(rounds: list[RoundTrace], signal: str = "margin", bins: int = 10,
+                spacing: str = "quantile") -> pd.DataFrame:
+    """The target's acceptance against the drafter's raw confidence, binned: one row per bin of the
+    signal ("top" probability or top-1 minus top-2 "margin") with the judged drafts that fell in it
+    and their mean min(1, p/q) (greedy: the share the target agreed with). Bins hold equal numbers of
+    drafts (`spacing="quantile"`: a drafter whose confidence is mostly low still gets a readable
+    chart) or are equal slices of [0, 1] ("equal"). A confidence stop works when acceptance rises
+    steeply with the signal. Needs traced rounds of a model drafter (RoundTrace.draft_top / draft_margin)."""
     if signal not in ("top", "margin"):
         raise ValueError(f"signal must be 'top' or 'margin', got {signal!r}")
     if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= 100:
         raise ValueError(f"bins must be an integer in [1, 100], got {bins!r}")
-    sums, counts = [0.0] * bins, [0] * bins
-    for r in rounds:
-        values = r.draft_top if signal == "top" else r.draft_margin
-        if values is None:
-            continue
-        for conf, accept in zip(values[:checked(r)], r.accept_prob[:checked(r)]):
-            b = min(int(conf * bins), bins - 1)
-            sums[b] += accept
-            counts[b] += 1
-    return pd.DataFrame([{"bin_low": b / bins, "bin_high": (b + 1) / bins, "drafts": counts[b],
-                          "acceptance": sums[b] / counts[b] if counts[b] else math.nan} for b in range(bins)],
+    if spacing not in ("quantile", "equal"):
+        raise ValueError(f"spacing must be 'quantile' or 'equal', got {spacing!r}")
+    pairs = sorted((conf, accept) for r in rounds if (r.draft_top if signal == "top" else r.draft_margin) is not None
+                   for conf, accept in zip((r.draft_top if signal == "top" else r.draft_margin)[:checked(r)],
+                                           r.accept_prob[:checked(r)]))
+    if spacing == "equal":
+        groups = [[(c, a) for c, a in pairs if min(int(c * bins), bins - 1) == b] for b in range(bins)]
+        edges = [(b / bins, (b + 1) / bins) for b in range(bins)]
+    else:  # consecutive runs of the sorted drafts, as equal in size as the count allows
+        cuts = [round(i * len(pairs) / bins) for i in range(bins + 1)]
+        groups = [pairs[lo:hi] for lo, hi in zip(cuts, cuts[1:]) if hi > lo]
+        edges = [(g[0][0], g[-1][0]) for g in groups]
+    return pd.DataFrame([{"bin_low": lo, "bin_high": hi, "drafts": len(g),
+                          "acceptance": sum(a for _, a in g) / len(g) if g else math.nan}
+                         for (lo, hi), g in zip(edges, groups)],
                         columns=["bin_low", "bin_high", "drafts", "acceptance"])

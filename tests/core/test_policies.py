@@ -7,7 +7,7 @@ import torch
 from specdec_core import NgramDrafter, SamplingConfig, UnigramDrafter, autoregressive_generate, speculative_generate
 from specdec_core.broken import PeekingPolicy
 from specdec_core.policies import (POLICIES, STOP_CONFIDENCE, STOP_GAMMA, STOP_REASONS, STOP_TOKENS_LEFT,
-                                   AcceptanceDriven, ConfidenceStop, Constant, Costs, Heuristic, confidence)
+                                   AcceptanceDriven, ConfidenceStop, Constant, Costs, Heuristic, Hybrid, confidence)
 from specdec_core.sampling import GREEDY
 
 from tests.core.test_core_exactness import LENGTH, PROMPT, chi_square_pvalue, exact_distribution
@@ -25,6 +25,7 @@ SMALL = {
     "acceptance": AcceptanceDriven(costs=Costs(c=0.3, v=(1.0, 1.3, 1.6)), prior_alpha=0.6, prior_weight=1.0,
                                    decay=0.5, max_gamma=3),
 }
+SMALL["hybrid"] = Hybrid(SMALL["acceptance"], SMALL["confidence"])
 
 
 def test_every_registered_policy_is_tested_and_has_defaults():
@@ -54,7 +55,7 @@ def test_policy_samples_follow_target(tiny_pair, name):
     drafted = {d for _, d, _ in shapes}
     if name != "constant":  # the policy did vary the round length in these generations
         assert len(drafted) >= 2, f"{name} drafted {drafted} only: the test would not tell it from a constant"
-    if name == "confidence":
+    if name in ("confidence", "hybrid"):
         assert any(stop == STOP_CONFIDENCE for *_, stop in shapes)
 
 

@@ -50,10 +50,13 @@ def test_the_oracle_drafts_exactly_what_was_accepted():
 
 def test_calibration_bins_judged_drafts_by_confidence():
     rounds = [_round(3, 1, margins=[0.95, 0.15, 0.12]), _round(2, 2, margins=[0.91, 0.55])]
-    table = calibration(rounds, "margin", bins=10)
+    table = calibration(rounds, "margin", bins=10, spacing="equal")
     by_bin = {round(row.bin_low, 1): (row.drafts, row.acceptance) for row in table.itertuples() if row.drafts}
     # the third draft of round 1 was never judged (the second was rejected), so it is not counted
     assert by_bin == {0.9: (2, 1.0), 0.1: (1, 0.0), 0.5: (1, 1.0)}
+    quantiles = calibration(rounds, "margin", bins=2)  # two bins of two judged drafts each, lowest first
+    assert list(quantiles["drafts"]) == [2, 2] and list(quantiles["acceptance"]) == [0.5, 1.0]
+    assert list(quantiles["bin_low"]) == [0.15, 0.91]
     with pytest.raises(ValueError, match="signal"):
         calibration(rounds, "entropy")
 
