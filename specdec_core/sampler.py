@@ -6,7 +6,9 @@ Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Specu
 length is gamma.
 
 One round:
-  1. The drafter proposes x_1..x_gamma, each drawn from its q_i (gamma cheap passes).
+  1. The drafter proposes x_1..x_gamma, each drawn from its q_i (gamma cheap passes). The paper fixes
+     gamma; here a draft-length policy (specdec_core.policies) may choose it round by round, and may
+     end a round early from the drafter's own confidence, never from the verdict still to come.
   2. The target scores the last committed token and all drafts in ONE forward pass, giving
      p_1..p_{gamma+1}: p_i is the target's distribution for the position of x_i.
   3. Drafts are accepted left to right while u_i < p_i(x_i) / q_i(x_i), u_i ~ Uniform(0, 1).
@@ -247,18 +249,13 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     while len(tokens) < max_new_tokens and (max_rounds is None or len(rounds) < max_rounds):
         # Draft: as many as the policy asks, never more than the tokens still wanted (a round must
         # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
-        planned = length.next_gamma(context)
-        if isinstance(planned, bool) or not isinstance(planned, int) or not 1 <= planned <= MAX_GAMMA:
-            raise ValueError(f"policy {policy.name!r} asked for gamma = {planned!r}, outside [1, {MAX_GAMMA}]")
+        planned = _checked_gamma(length.next_gamma(context), policy)
         n_draft = min(planned, max_new_tokens - len(tokens) - 1)
         draft_passes_before = session.passes
         stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
-        if n_draft == 0:
-            proposal = Proposal([], torch.zeros(0, vocab))
-        elif stop_test is None:
-            proposal = session.propose(context, n_draft, sampling, generator)
-        else:
-            proposal = session.propose(context, n_draft, sampling, generator, keep_drafting=stop_test)
+        early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
+        proposal = (session.propose(context, n_draft, sampling, generator, **early) if n_draft > 0
+                    else Proposal([], torch.zeros(0, vocab)))
         drafts = proposal.tokens[:n_draft]
         draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
                       STOP_DRAFTER if len(drafts) < n_draft else
@@ -305,6 +302,12 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
                             time.perf_counter() - start, stop, seed, drafter=drafter.name,
                             gamma=policy.gamma if isinstance(policy, Constant) else None,
                             prompt_len=len(prompt), policy=policy.name)
+
+
+def _checked_gamma(planned, policy: Policy) -> int:
+    if isinstance(planned, bool) or not isinstance(planned, int) or not 1 <= planned <= MAX_GAMMA:
+        raise ValueError(f"policy {policy.name!r} asked for gamma = {planned!r}, outside [1, {MAX_GAMMA}]")
+    return planned
 
 
 class _StopTest:
