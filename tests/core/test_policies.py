@@ -25,7 +25,8 @@ SMALL = {
     "acceptance": AcceptanceDriven(costs=Costs(c=0.3, v=(1.0, 1.3, 1.6)), prior_alpha=0.6, prior_weight=1.0,
                                    decay=0.5, max_gamma=3),
 }
-SMALL["hybrid"] = Hybrid(SMALL["acceptance"], SMALL["confidence"])
+SMALL["hybrid"] = Hybrid(AcceptanceDriven(costs=Costs(c=0.05, v=(1.0, 1.1, 1.2)), prior_alpha=0.8, prior_weight=1.0,
+                                          decay=0.5, max_gamma=3), SMALL["confidence"])  # asks for 2+ drafts
 
 
 def test_every_registered_policy_is_tested_and_has_defaults():
