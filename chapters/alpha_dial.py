@@ -23,7 +23,7 @@ PAPER_TABLE_2 = [("EnDe", "T5-small", 0, 7, 0.75, 3.4), ("EnDe", "T5-base", 0, 7
                  ("CNNDM", "T5-small", 0, 5, 0.65, 3.1), ("CNNDM", "T5-base", 0, 5, 0.73, 3.0),
                  ("CNNDM", "T5-large", 0, 3, 0.74, 2.2), ("CNNDM", "T5-small", 1, 5, 0.53, 2.3),
                  ("CNNDM", "T5-base", 1, 3, 0.55, 2.2), ("CNNDM", "T5-large", 1, 3, 0.56, 1.7)]
-ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid")  # the policies raced against fixed γ, with their defaults
+ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")  # the policies raced against fixed γ, with their defaults
 DRAFTER_COLORS = [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]
 
 s = settings.current()
@@ -242,7 +242,7 @@ st.subheader("Fixed or adaptive γ: who picks the draft length?")
 st.markdown(
     "The optimal γ above assumes one α for the whole text, but α changes from token to token: a stage "
     "direction or a repeated refrain is easy to guess, a fresh line of verse is not. Serving stacks therefore "
-    "choose γ as they go. Here the fixed γ values race four adaptive policies on the same prompts, with the "
+    "choose γ as they go. Here the fixed γ values race five adaptive policies on the same prompts, with the "
     "same exact rule (so every one of them still produces the target's distribution):\n"
     "- **heuristic schedule** (transformers' assisted generation): γ + 2 after a round that accepted every draft, "
     "γ − 1 after any other;\n"
@@ -250,7 +250,9 @@ st.markdown(
     "drafting while the drafter is confident in its next token;\n"
     "- **acceptance-driven** (vLLM's adaptive mode): from the acceptance measured so far at each draft position, "
     "pick the γ that maximises E / (γc + v(γ));\n"
-    "- **hybrid**: the acceptance-driven γ, with the confidence stop ending a round early.")
+    "- **hybrid**: the acceptance-driven γ, with the confidence stop ending a round early;\n"
+    "- **calibrated stop**: learns, during the generation, how often drafts of each margin are accepted, and "
+    "drafts on only while the next draft's predicted acceptance is worth its cost.")
 pc = st.columns([3, 2, 2], vertical_alignment="bottom")
 fixed = pc[0].multiselect("Fixed γ to compare", list(range(1, 11)), default=[2, 4, 6], key="ad_pol_fixed",
                           max_selections=5)

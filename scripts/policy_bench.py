@@ -27,7 +27,7 @@ from specdec_core.policies import DEFAULT_ADAPTIVE, POLICIES, Costs  # noqa: E40
 from specdec_core.sampling import GREEDY, SamplingConfig  # noqa: E402
 from specdec_core.tools.bench.plan import load_prompts  # noqa: E402
 
-ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid")
+ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")
 ORACLE_GAMMA = 12
 
 

@@ -320,6 +320,94 @@ class _HybridSession:
         self.length.observe(n_drafted, n_accepted)
 
 
+@dataclass(frozen=True)
+class Calibrated:
+    """Stop a round where one more draft would lower the expected speedup. Each draft's chance of
+    acceptance is predicted from the drafter's margin (top-1 minus top-2 of its raw distribution),
+    read off a calibration table: per margin bin, the share of judged drafts the target accepted,
+    starting from `prior_by_bin` (measured once for the bundled pair, greedy, on the app's preset
+    prompts, not the benchmark's) and updated by the drafts judged during the generation, with
+    `prior_weight` pseudo-drafts of the prior per bin and counts decaying by `decay`. Before draft
+    i + 1, with E the expected tokens and C the cost of the round so far (theory.speedup's E and
+    gamma c + v(gamma)) and S the chance that every draft so far is accepted, it drafts on when
+    (E + S a) / (C + c + v(i + 1) - v(i)) >= E / C for the next draft's predicted acceptance a. The
+    first draft is always made (its margin comes before any decision)."""
+    costs: Costs = field(default_factory=Costs)
+    edges: tuple[float, ...] = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # margin bin boundaries
+    # acceptance per bin (502 judged drafts): 0.40 0.37 0.53 0.87 0.91 0.82 0.74 0.94
+    prior_by_bin: tuple[float, ...] = (0.40, 0.37, 0.53, 0.87, 0.91, 0.82, 0.74, 0.94)
+    prior_alpha: float = 0.8  # the first draft's acceptance before any is judged
+    prior_weight: float = 4.0
+    decay: float = 0.98
+    max_gamma: int = 12
+    name: str = "calibrated"
+
+    def __post_init__(self):
+        _float_in("prior_alpha", self.prior_alpha, 0.0, 0.999)
+        _float_in("prior_weight", self.prior_weight, 0.01, 1000.0)
+        _float_in("decay", self.decay, 0.0, 1.0)
+        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        if list(self.edges) != sorted(self.edges) or not all(0 < e < 1 for e in self.edges):
+            raise ValueError(f"edges must rise within (0, 1), got {self.edges!r}")
+        if len(self.prior_by_bin) != len(self.edges) + 1 or not all(0 <= x <= 1 for x in self.prior_by_bin):
+            raise ValueError(f"prior_by_bin must give one acceptance in [0, 1] per bin ({len(self.edges) + 1}), "
+                             f"got {self.prior_by_bin!r}")
+
+    def start(self) -> "_CalibratedSession":
+        n = len(self.edges) + 1
+        return _CalibratedSession(self, [0.0] * n, [0.0] * n, [0.0, 0.0])
+
+
+@dataclass
+class _CalibratedSession:
+    policy: Calibrated
+    judged: list[float]  # per margin bin: decayed count of judged drafts
+    accepted: list[float]  # ... and of accepted ones
+    first: list[float]  # [judged, accepted] of first drafts (no margin seen before them)
+    margins: list[float] = field(default_factory=list)  # this round: the margin of drafts 2, 3, ...
+    expected: float = 1.0  # this round: E so far
+    survive: float = 1.0  # this round: chance that every draft so far is accepted
+
+    def _predict(self, margin: float) -> float:
+        b = sum(margin >= e for e in self.policy.edges)
+        w = self.policy.prior_weight
+        return (self.accepted[b] + w * self.policy.prior_by_bin[b]) / (self.judged[b] + w)
+
+    def next_gamma(self, context) -> int:
+        w = self.policy.prior_weight
+        a1 = (self.first[1] + w * self.policy.prior_alpha) / (self.first[0] + w)
+        self.margins, self.survive = [], a1
+        self.expected = 1.0 + a1
+        return self.policy.max_gamma
+
+    def keep_drafting(self, drafts, logits, generator) -> bool:
+        margin = 1.0 if logits is None else float(confidence(logits, "margin"))
+        self.margins.append(margin)
+        a, i, costs = self._predict(margin), len(drafts), self.policy.costs
+        cost = costs.round_cost(i)
+        if (self.expected + self.survive * a) / costs.round_cost(i + 1) < self.expected / cost:
+            return False
+        self.survive *= a
+        self.expected += self.survive
+        return True
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        d = self.policy.decay
+        self.judged = [x * d for x in self.judged]
+        self.accepted = [x * d for x in self.accepted]
+        self.first = [x * d for x in self.first]
+        if n_drafted == 0:
+            return
+        self.first[0] += 1
+        self.first[1] += n_accepted >= 1
+        for j, margin in enumerate(self.margins[:n_drafted - 1], start=2):  # drafts 2.. that were judged
+            if j > n_accepted + 1:
+                break
+            b = sum(margin >= e for e in self.policy.edges)
+            self.judged[b] += 1
+            self.accepted[b] += j <= n_accepted
+
+
 # The public registry: a policy's name -> a factory taking no arguments (sensible defaults).
 POLICIES: dict[str, Callable[[], Policy]] = {
     "constant": Constant,
@@ -327,6 +415,7 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "confidence": ConfidenceStop,
     "acceptance": AcceptanceDriven,
     "hybrid": Hybrid,
+    "calibrated": Calibrated,
 }
 DEFAULT_ADAPTIVE = "hybrid"  # the adaptive policy the benchmark holds to its targets
 
@@ -363,6 +452,8 @@ def describe(policy: Policy) -> str:
         return f"confidence stop ({label} ≥ {policy.threshold:g}, at most {policy.max_gamma})"
     if isinstance(policy, AcceptanceDriven):
         return f"acceptance-driven (γ maximising E/(γc + v(γ)), at most {policy.max_gamma})"
+    if isinstance(policy, Calibrated):
+        return f"calibrated stop (drafts on while the margin-predicted acceptance pays, at most {policy.max_gamma})"
     if isinstance(policy, Hybrid):
         label = "top probability" if policy.stop.signal == "top" else "margin"
         return (f"hybrid (acceptance-driven γ up to {policy.max_gamma}, stopped when the {label} "

@@ -20,7 +20,7 @@ from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
                  "confidence": "confidence stop", "acceptance": "acceptance-driven",
-                 "hybrid": "acceptance-driven + confidence stop"}
+                 "hybrid": "acceptance-driven + confidence stop", "calibrated": "calibrated stop (predicted acceptance)"}
 THRESHOLD_RANGE = (0.0, 1.0)
 TEMPERATURE_RANGE = (0.0, 2.0)  # 0 = greedy
 TOP_P_RANGE = (0.01, 1.0)  # 1 = off

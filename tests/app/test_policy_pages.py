@@ -55,11 +55,11 @@ def test_alpha_dial_races_fixed_and_adaptive_policies():
     assert not at.exception, at.exception
     rows = at.session_state["ad_policies"]["rows"]
     labels = [r["policy"] for r in rows]
-    assert labels[0] == PLAIN and labels[1] == "fixed γ = 3" and len(labels) == 6
+    assert labels[0] == PLAIN and labels[1] == "fixed γ = 3" and len(labels) == 7
     for r in rows[1:]:
         assert r["repeats"] == 2 and r["speedup_low"] <= r["speedup"] <= r["speedup_high"]
         assert r["mean_acceptance_length"] >= 1 and r["oracle_speedup"] >= r["modelled_speedup"] - 1e-9
     points = [t for t in chart(at, "ad_pol_chart")["data"] if t.get("mode") == "markers"]
-    assert len(points) == 5 and points[0]["x"] == [3]
+    assert len(points) == 6 and points[0]["x"] == [3]
     bars = chart(at, "ad_pol_calibration")["data"][0]
     assert bars["type"] == "bar" and all(0 <= y <= 1 for y in bars["y"])
