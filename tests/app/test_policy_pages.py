@@ -63,3 +63,14 @@ def test_alpha_dial_races_fixed_and_adaptive_policies():
     assert len(points) == 6 and points[0]["x"] == [3]
     bars = chart(at, "ad_pol_calibration")["data"][0]
     assert bars["type"] == "bar" and all(0 <= y <= 1 for y in bars["y"])
+
+
+def test_the_sidebar_offers_the_policy_and_writes_it_into_the_url():
+    at = page("chapters/round_by_round.py", max_new=8, temp=0)
+    assert not [w for w in at.number_input if w.key == "s_policy_threshold"]  # shown only for a confidence stop
+    assert "policy" not in at.query_params  # constant γ: the link stays as it was before policies
+    at.selectbox(key="s_policy").set_value("confidence").run()
+    assert not at.exception, at.exception
+    at.number_input(key="s_policy_threshold").set_value(0.1).run()
+    assert at.session_state["settings"].describe_policy().startswith("confidence stop")
+    assert at.query_params["policy"] == "confidence" and at.query_params["pthr"] == "0.1"
