@@ -96,7 +96,8 @@ def round_view() -> None:
     st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}** · drafting stopped because "
                 f"{STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
                 + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
-                   f" for a next draft was under {s.policy_threshold:g})" if r.draft_stop == STOP_CONFIDENCE else "")
+                   f" for a next draft was under {s.policy_threshold:g})"
+                   if r.draft_stop == STOP_CONFIDENCE and s.policy in ("confidence", "hybrid") else "")
                 + ".")
 
     # What happens at this step, in words.

@@ -35,13 +35,13 @@ SIGNALS = ("top", "margin")  # confidence signals: top probability, or top-1 min
 
 # Why drafting stopped in a round (RoundTrace.draft_stop).
 STOP_GAMMA = "gamma"  # drafted the round's gamma
-STOP_CONFIDENCE = "confidence"  # the drafter's confidence fell below the policy's threshold
+STOP_CONFIDENCE = "confidence"  # the policy's stop test, on the drafter's confidence, ended the round
 STOP_DRAFTER = "drafter"  # the drafter proposed fewer (n-gram lookup found no longer match)
 STOP_TOKENS_LEFT = "tokens left"  # only this many tokens were still wanted
 STOP_REASONS = (STOP_GAMMA, STOP_CONFIDENCE, STOP_DRAFTER, STOP_TOKENS_LEFT)
 STOP_IN_WORDS = {
     STOP_GAMMA: "it had drafted the γ the policy chose",
-    STOP_CONFIDENCE: "the drafter's confidence in its next token fell below the threshold",
+    STOP_CONFIDENCE: "the policy judged the drafter too unsure of its next token to go on",
     STOP_DRAFTER: "the drafter had nothing more to propose",
     STOP_TOKENS_LEFT: "no more tokens were wanted",
 }
