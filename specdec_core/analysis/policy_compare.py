@@ -2,9 +2,12 @@
 interleaved repetitions against plain decoding (`measure.interleave`: A B C, then C B A, ...), with
 the serving stacks' acceptance metrics.
 
-A contestant's run decodes every prompt once; its time is the sum of the runs' decoding phases (each
-generation's time less the target's prefill of the prompt). Its speedup is `measure.ratios` of plain
-decoding's time over its own, repetition by repetition: the median with the range beside it.
+Prompt by prompt, every contestant decodes the prompt once per repetition, interleaved; a run's
+time is its decoding phase (the generation's time less the target's prefill of the prompt). A
+contestant's speedup is `measure.ratios` of plain decoding's time over its own, both summed over
+the prompts, repetition by repetition: the median with the range beside it. Interleaving prompt by
+prompt keeps the runs compared close together in time, so a slow moment of a shared machine lands
+on all of them.
 """
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -24,13 +27,18 @@ MAX_PROMPTS = 16
 @dataclass
 class Contestant:
     label: str
-    seconds: list[float] = field(default_factory=list)  # per repetition: decoding seconds over all prompts
-    tokens: int = 0  # per repetition
-    target_passes: int = 0  # per repetition
+    seconds: list[float] = field(default_factory=list)  # decoding seconds of each (prompt, repetition) run
+    tokens: int = 0  # over the prompts, one repetition
+    target_passes: int = 0  # over the prompts, one repetition
+    repeats: int = 0
     rounds: list[RoundTrace] = field(default_factory=list)  # the first repetition's rounds, all prompts
 
+    def per_repetition(self) -> list[float]:
+        """Decoding seconds over all prompts, per repetition (runs are stored prompt by prompt)."""
+        return [sum(self.seconds[r::self.repeats]) for r in range(self.repeats)]
+
     def speedup(self, plain: "Contestant") -> Measured:
-        return ratios(plain.seconds, self.seconds)
+        return ratios(plain.per_repetition(), self.per_repetition())
 
 
 def _speculative(target, drafter, prompt, policy, max_new_tokens, sampling, seed, trace):
@@ -51,25 +59,30 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
     resolved = {label: as_policy(p) for label, p in policies.items()}
     if PLAIN in resolved:
         raise ValueError(f"a policy may not be labelled {PLAIN!r}")
-    out = {label: Contestant(label) for label in [PLAIN, *resolved]}
+    out = {label: Contestant(label, repeats=repeats) for label in [PLAIN, *resolved]}
 
-    def run(label: str):
-        c, seconds, tokens, passes = out[label], 0.0, 0, 0
-        first = not c.seconds
-        for i, prompt in enumerate(prompts):
-            if label == PLAIN:
-                res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
-            else:
-                res = _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
-                if first:
-                    c.rounds += res.rounds
-            seconds += res.total_s - res.prefill_s
-            tokens += len(res.tokens)
-            passes += res.target_passes
-        c.seconds.append(seconds)
-        c.tokens, c.target_passes = tokens, passes
+    def run(label: str, i: int, prompt: list[int], first: bool) -> None:
+        c = out[label]
+        if label == PLAIN:
+            res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
+        else:
+            res = _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
+        c.seconds.append(res.total_s - res.prefill_s)
+        if first:
+            c.rounds += res.rounds
+            c.tokens += len(res.tokens)
+            c.target_passes += res.target_passes
 
-    interleave({label: (lambda label=label: run(label)) for label in out}, repeats, hold, progress)
+    for i, prompt in enumerate(prompts):
+        done = {label: 0 for label in out}
+
+        def once(label: str, i=i, prompt=prompt) -> None:
+            run(label, i, prompt, done[label] == 0)
+            done[label] += 1
+
+        report = None if progress is None else (lambda f, text, i=i: progress((i + f) / len(prompts),
+                                                                               f"Prompt {i + 1} of {len(prompts)}: {text}"))
+        interleave({label: (lambda label=label: once(label)) for label in out}, repeats, hold, report)
     return out
 
 
@@ -83,9 +96,9 @@ def summary(results: dict[str, Contestant], costs: Costs | None = None) -> list[
         up = c.speedup(plain)
         row = {"policy": label, "speedup": up.median, "speedup_low": up.low, "speedup_high": up.high,
                "speedup_text": up.text(), "busy": up.busy,
-               "ms_per_token": 1e3 * measured(c.seconds).median / max(1, c.tokens),
+               "ms_per_token": 1e3 * sum(c.seconds) / max(1, c.tokens * c.repeats),
                "tokens_per_target_pass": c.tokens / c.target_passes if c.target_passes else float("nan"),
-               "repeats": len(c.seconds)}
+               "repeats": c.repeats, "runs": len(c.seconds)}
         if label != PLAIN:
             row.update(alpha=measured_alpha(c.rounds), **acceptance_metrics(c.rounds))
             if costs is not None:

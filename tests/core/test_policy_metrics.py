@@ -92,7 +92,7 @@ def test_shootout_and_policy_race_accept_a_policy(small_pair):
                                GREEDY, repeats=2)
     rows = summary(results, Costs())
     assert [r["policy"] for r in rows] == [PLAIN, "fixed", "heuristic"]
-    assert all(len(results[k].seconds) == 2 for k in results)
+    assert all(len(results[k].seconds) == 4 and len(results[k].per_repetition()) == 2 for k in results)
     alone = speculative_generate(target, draft, [1, 2, 3], gamma=Heuristic(), max_new_tokens=12, sampling=GREEDY,
                                  eos_token_id=None).rounds  # the first prompt's rounds, run on their own
     raced = results["heuristic"].rounds[:len(alone)]
