@@ -96,10 +96,13 @@ def acceptance_metrics(rounds: list[RoundTrace]) -> dict:
 
 def modelled_speedup(rounds: list[RoundTrace], costs, gammas: list[int] | None = None) -> float:
     """Tokens per unit of cost over a run's rounds, in single target passes: sum(n_accepted + 1) /
-    sum(gamma c + v(gamma)), with each round's drafted count as gamma unless `gammas` is given.
-    `costs` is a policies.Costs."""
-    gammas = [len(r.draft_tokens) for r in rounds] if gammas is None else gammas
-    cost = sum(costs.round_cost(g) for g in gammas)
+    sum(draft passes * c + v(drafts)). A round's draft passes are the ones it made (a policy that
+    declined a draft after seeing its distribution paid that pass too), unless `gammas` replaces
+    each round's drafts (and passes) by a gamma of its own. `costs` is a policies.Costs."""
+    if gammas is None:
+        cost = sum(r.draft_passes * costs.c + costs.v_of(len(r.draft_tokens)) for r in rounds)
+    else:
+        cost = sum(costs.round_cost(g) for g in gammas)
     return sum(r.n_accepted + 1 for r in rounds) / cost if cost else math.nan
 
 

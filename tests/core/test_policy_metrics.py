@@ -17,16 +17,18 @@ from specdec_core.tools import cli
 from specdec_core.trace import RoundTrace
 
 
-def _round(drafted: int, accepted: int, margins=None, gamma=None, stop="gamma") -> RoundTrace:
+def _round(drafted: int, accepted: int, margins=None, gamma=None, stop="gamma", passes=None) -> RoundTrace:
     kind = "bonus" if accepted == drafted else "corrective"
     accept = [1.0] * accepted + [0.0] * (drafted - accepted)
     return RoundTrace(index=0, position=0, draft_tokens=[1] * drafted, n_accepted=accepted, next_token=2,
                       next_kind=kind, emitted=[1] * (accepted + 1), q_draft=[1.0] * drafted, p_draft=accept,
-                      accept_prob=accept, uniforms=None, draft_pass_s=[], target_pass_s=0.0, draft_passes=drafted,
+                      accept_prob=accept, uniforms=None, draft_pass_s=[], target_pass_s=0.0,
+                      draft_passes=drafted if passes is None else passes,
                       gamma=gamma or drafted, draft_stop=stop, draft_margin=margins, draft_top=margins)
 
 
-ROUNDS = [_round(4, 4), _round(4, 1), _round(2, 0, stop="confidence", gamma=4), _round(3, 3)]
+# the confidence-stopped round paid 3 draft passes for its 2 drafts (the declined one's pass too)
+ROUNDS = [_round(4, 4), _round(4, 1), _round(2, 0, stop="confidence", gamma=4, passes=3), _round(3, 3)]
 
 
 def test_acceptance_metrics_follow_the_serving_stacks_definitions():
@@ -42,7 +44,7 @@ def test_acceptance_metrics_follow_the_serving_stacks_definitions():
 def test_the_oracle_drafts_exactly_what_was_accepted():
     costs = Costs(c=0.1, v=(1.0, 1.2, 1.4, 1.6, 1.8))
     tokens = 5 + 2 + 1 + 4
-    assert modelled_speedup(ROUNDS, costs) == pytest.approx(tokens / (4 * 0.1 + 1.8 + 4 * 0.1 + 1.8 + 0.2 + 1.4
+    assert modelled_speedup(ROUNDS, costs) == pytest.approx(tokens / (4 * 0.1 + 1.8 + 4 * 0.1 + 1.8 + 0.3 + 1.4
                                                                       + 0.3 + 1.6))
     assert oracle_speedup(ROUNDS, costs) == pytest.approx(tokens / (0.4 + 1.8 + 0.1 + 1.2 + 1.0 + 0.3 + 1.6))
     assert oracle_speedup(ROUNDS, costs) > modelled_speedup(ROUNDS, costs)
