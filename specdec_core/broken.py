@@ -7,6 +7,7 @@ import torch
 from .drafters import Proposal
 from .sampler import Rule, acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, to_probs
+from .tree import TreeRule, _accept
 from dataclasses import replace
 
 
@@ -32,3 +33,27 @@ BROKEN_Q_OTHER_TEMPERATURE = Rule("broken: q taken at another temperature than t
                                   acceptance_probability, residual_distribution, _q_at_other_temperature)
 
 BROKEN_RULES = (BROKEN_RESAMPLE_FROM_P, BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_Q_OTHER_TEMPERATURE)
+
+
+# --- token trees (see specdec_core.tree) -------------------------------------------------------------
+
+def _same_p(p: torch.Tensor, q: torch.Tensor, x: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return p, q  # wrong: after a rejection the next sibling must face norm(max(0, p - q)), not p again
+
+
+def _fresh_target_draw(p: torch.Tensor, q: torch.Tensor, x: int) -> float:
+    return float(p[x])  # a fresh y ~ p for this branch, the child kept when y == x
+
+
+def _last_fresh_draw(p: torch.Tensor, q: torch.Tensor, x: int) -> torch.Tensor:
+    rest = p.clone()  # the last branch's y, known to differ from its child x
+    rest[x] = 0.0
+    return rest / rest.sum() if rest.sum() > 0 else p
+
+
+BROKEN_TREE_SAME_P = TreeRule("broken: every child judged against the same p", _accept, _same_p,
+                              lambda p, q, x: residual_distribution(p, q))
+# wrong: each branch gets its own chance of matching the target, so drafted tokens win too often
+BROKEN_TREE_FRESH_DRAW = TreeRule("broken: a fresh target draw per branch", _fresh_target_draw, _same_p,
+                                  _last_fresh_draw)
+BROKEN_TREE_RULES = (BROKEN_TREE_SAME_P, BROKEN_TREE_FRESH_DRAW)
