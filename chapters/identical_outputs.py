@@ -8,7 +8,8 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis import lab
-from specdec_core.broken import BROKEN_RULES
+from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
+from specdec_core.tree import EXACT_TREE
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
 from ui import admission, charts, chips, layout, models, operator, settings
@@ -248,3 +249,56 @@ if broken_stored:
         st.caption("A p-value shown as 0 is below the smallest number a float can hold.")
 else:
     st.caption("Press the button to run all four rules on the same prefix and samples.")
+
+
+# --- token trees -------------------------------------------------------------------------------------
+st.subheader("Token trees: the same test, two tokens deep")
+TREE_WHY = {
+    BROKEN_TREE_SAME_P.name: "After one child is rejected, the next sibling is judged against the very same p "
+                             "and q. But the first test already spent min(p, q) of p's mass; the sibling must face "
+                             "what is left, norm(max(0, p − q)). Judged against the full p, the drafted tokens win "
+                             "too often.",
+    BROKEN_TREE_FRESH_DRAW.name: "Each branch draws its own target token y ~ p and keeps its child when y equals "
+                                 "it. Every branch is one more chance to match, so drafted tokens come out more "
+                                 "often than p says. One shared draw y ~ p, followed wherever a child equals y, "
+                                 "is exact.",
+}
+st.markdown(
+    "A tree round drafts several children per node and verifies them all in one target pass (chapter "
+    "*Beyond One Guess*). The exact rule tries the children in turn, and after each rejection replaces p by "
+    "norm(max(0, p − q)) and removes the rejected token from q. A one-token test cannot tell a tree from a "
+    "chain, so this one looks at the next **two** tokens, with the tree shape "
+    f"{lab.DOCUMENTED_TREE_SHAPE} (children per depth).")
+for rule in BROKEN_TREE_RULES:
+    st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {TREE_WHY[rule.name]}")
+st.caption(f"Documented: with the page's default prefix, K = {LAB_K} and seed {LAB_SEED}, the exact tree rule "
+           "passes and both naive rules fail (tests/core/test_tree.py checks the same on tiny models).")
+if st.button(f"Test the tree rule and the two naive ones (K = {int(k)} each)", key="id_tree",
+             icon=":material/account_tree:"):
+    bar = st.progress(0.0, text="Starting…")
+    rows = []
+    try:
+        with admission.slot("your tree tests"):
+            dist = lab.Distributions(pair.target, pair.draft, prefix)
+            rules = [EXACT_TREE, *BROKEN_TREE_RULES]
+            for i, rule in enumerate(rules):
+                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k),
+                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                                  shape=lab.DOCUMENTED_TREE_SHAPE,
+                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
+                rows.append({"tree rule": rule.name, "p-value": f"{res.speculative_test.pvalue:.3g}",
+                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
+                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
+    except ValueError as err:
+        bar.empty()
+        st.error(f"Could not run the lab: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["id_tree_result"] = {"signature": lab_signature, "rows": rows}
+tree_stored = st.session_state.get("id_tree_result")
+if tree_stored:
+    if tree_stored["signature"] != lab_signature:
+        st.info("These tree results are from earlier settings; press the button again.", icon=":material/history:")
+    st.dataframe(tree_stored["rows"], hide_index=True, key="id_tree_table")
+else:
+    st.caption("Press the button to test the tree rules on the same prefix.")

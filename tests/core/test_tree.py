@@ -202,3 +202,30 @@ def test_broken_tree_rules_fail(tiny_pair, rule):
     p_value = chi_square_pvalue(_draw(target, draft, sampling, rule, n=3000, shape=(2, 2)),
                                 exact_distribution(target, sampling))
     assert p_value < 1e-6, f"{rule.name} passed: chi-square p = {p_value:.2e}"
+
+
+# --- the exactness lab's replay ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("tree", [dict(shape=(2, 2, 1)), dict(shape=(3, 2), node_budget=6)], ids=str)
+def test_lab_replay_gives_tree_generates_tokens(small_pair, tree):
+    from specdec_core.analysis import lab
+    target, draft = small_pair
+    prefix, sampling = [4, 8, 15, 16], SamplingConfig(1.0)
+    dist = lab.Distributions(target, draft, prefix)
+    for seed in range(40):
+        replay = lab.tree_sample(dist, 2, tree["shape"], sampling, torch.Generator().manual_seed(seed),
+                                 node_budget=tree.get("node_budget"))
+        real = tree_generate(target, draft, prefix, max_new_tokens=3, sampling=sampling, seed=seed, trace=False, **tree)
+        assert replay == tuple(real.tokens[:2]), seed
+
+
+def test_lab_tree_rule_passes_and_naive_rules_fail(tiny_pair):
+    from specdec_core.analysis import lab
+    target, draft = tiny_pair
+    dist = lab.Distributions(target, draft, PROMPT)
+    sampling = SamplingConfig(1.0)
+    run = lambda rule: lab.run_lab(target, draft, PROMPT, n_tokens=2, k=3000, sampling=sampling, rule=rule,  # noqa: E731
+                                   with_plain=False, dist=dist, shape=(2, 2)).speculative_test.pvalue
+    assert run(EXACT_TREE) > 1e-3
+    for rule in BROKEN_TREE_RULES:
+        assert run(rule) < 1e-6, rule.name
