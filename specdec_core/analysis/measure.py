@@ -17,11 +17,11 @@ from ..theory import alpha_of
 
 
 @torch.inference_mode()
-def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3) -> float:
+def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3, forward: str = "core") -> float:
     """Median seconds of ONE forward pass over k new positions after `context` cached tokens."""
     vocab = model.get_output_embeddings().weight.shape[0]
     g = torch.Generator().manual_seed(0)
-    lm = CachedLM(model)
+    lm = CachedLM(model, forward)
     lm.prefill(torch.randint(0, vocab, (context,), generator=g).tolist())
     new = torch.randint(0, vocab, (k,), generator=g).tolist()
     times = []
@@ -57,13 +57,14 @@ class CostProfile:
         return t / self.target_s
 
 
-def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30) -> CostProfile:
+def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
+                 forward: str = "core") -> CostProfile:
     """Measure c and v(k) for a pair; passes interleave so both models see the same machine load."""
     target_s, draft_s = [], []
     for _ in range(3):
-        target_s.append(pass_cost(target, 1, context, repeats // 3 or 1))
-        draft_s.append(pass_cost(draft, 1, context, repeats // 3 or 1))
-    verify = {k: pass_cost(target, k, context, repeats // 3 or 1) for k in ks}
+        target_s.append(pass_cost(target, 1, context, repeats // 3 or 1, forward=forward))
+        draft_s.append(pass_cost(draft, 1, context, repeats // 3 or 1, forward=forward))
+    verify = {k: pass_cost(target, k, context, repeats // 3 or 1, forward=forward) for k in ks}
     t1 = statistics.median(target_s)
     verify[1] = t1
     return CostProfile(t1, statistics.median(draft_s), verify)
