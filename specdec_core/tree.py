@@ -329,11 +329,12 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
                   sampling: SamplingConfig = SamplingConfig(), seed: int | None = 0,
                   node_budget: int | None = None, eos_token_id: int | None | str = "model",
                   trace: bool = True, rule: TreeRule = EXACT_TREE, max_rounds: int | None = None,
-                  on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
+                  on_round: Callable[[RoundTrace], None] | None = None, forward: str = "core") -> GenerationResult:
     """Speculative decoding with a token tree per round: `shape` gives the branching factor per
     depth; `node_budget` grows a best-first tree of that many nodes instead (len(shape) deep at
     most). One target pass per round. Its output is distributed exactly as `autoregressive_generate`'s
-    (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`)."""
+    (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`); `forward` picks
+    the target's forward path (lm.CachedLM)."""
     target = _as_model(target, "target")
     drafter = as_drafter(drafter)
     if not isinstance(drafter, ModelDrafter):
@@ -350,7 +351,7 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
     eos = _eos(target, eos_token_id)
 
     start = time.perf_counter()
-    lm = CachedLM(target)
+    lm = CachedLM(target, forward)
     lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
     prefill_s = time.perf_counter() - start
     session = drafter.start(vocab)

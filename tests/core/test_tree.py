@@ -23,14 +23,12 @@ def _fresh_next_logits(model, tokens: list[int]) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("forward", ["lean GPT-2 pass", "transformers forward"])
-def test_tree_pass_sees_only_ancestors_and_cache_keeps_the_path(small_pair, monkeypatch, forward):
-    if forward == "transformers forward":
-        monkeypatch.setenv("SPECDEC_TRANSFORMERS_FORWARD", "1")
+def test_tree_pass_sees_only_ancestors_and_cache_keeps_the_path(small_pair, forward):
     target, _ = small_pair
     prefix = [3, 14, 15, 9, 2]
     #        node:   0   1   2   3   4   5   6
     tokens, parents = [26, 5, 35, 8, 9, 7, 31], [-1, 0, 0, 1, 2, 2, 5]
-    lm = CachedLM(target)
+    lm = CachedLM(target, "transformers" if forward == "transformers forward" else "core")
     lm.prefill(prefix)
     assert (lm._gpt2 is None) == (forward == "transformers forward")
     logits = lm.extend_tree(tokens[:3], parents[:3])  # a tree fed over two passes
