@@ -22,6 +22,8 @@ CHAPTERS = [
             "Step through real rounds: drafts, one target pass, verdicts, corrective or bonus token."),
     Chapter("chapters/alpha_dial.py", "The α Dial", ":material/tune:",
             "Expected tokens and speedup against γ and α, checked against the paper and measured live."),
+    Chapter("chapters/trees.py", "Beyond One Guess: Token Trees", ":material/forest:",
+            "Draft a tree of alternatives, verify every branch in one pass, exactly; when it pays, and where."),
     Chapter("chapters/race.py", "Wall-Clock Race", ":material/timer:",
             "Standard and speculative decoding race live on this machine, next to the paper's ideal-hardware race."),
     Chapter("chapters/identical_outputs.py", "Identical Outputs", ":material/verified:",
