@@ -1,6 +1,7 @@
 """Command line (installed as `specdec`, or `python -m specdec_core`):
 
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
+    specdec generate --prompt "..." --tree 2,2,1,1 [--node-budget 16] [--json]     (token trees)
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
@@ -14,6 +15,15 @@ from ..pairs import PAIRS, PairUnavailable, load_pair
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
+from ..tree import tree_generate
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    """--tree 2,2,1,1 -> (2, 2, 1, 1); the core checks the bounds."""
+    try:
+        return tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--tree wants branching factors such as 2,2,1,1, got {text!r}") from None
 
 
 def _generate(args) -> int:
@@ -23,6 +33,12 @@ def _generate(args) -> int:
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter()}[args.drafter]
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
+    elif args.tree is not None or args.node_budget is not None:
+        if args.drafter != "model":
+            raise ValueError("token trees need the model drafter (--drafter model)")
+        res = tree_generate(pair.target, drafter, ids, shape=args.tree or (2, 2, 1, 1),
+                            max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
+                            node_budget=args.node_budget)
     else:
         res = speculative_generate(pair.target, drafter, ids, gamma=args.gamma, max_new_tokens=args.max_new_tokens,
                                    sampling=sampling, seed=args.seed)
@@ -31,8 +47,15 @@ def _generate(args) -> int:
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
+    if "shape" in res.extra:  # a token-tree run
+        stats.update({"tree_shape": list(res.extra["shape"]), "node_budget": res.extra["node_budget"],
+                      "nodes": res.extra["nodes"], "nodes_per_round": res.extra["nodes_per_round"],
+                      "accepted_per_round": res.accepted / max(1, len(res.rounds))})
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []
+        for row, r in zip(rounds, res.rounds):
+            if r.tree is not None:
+                row.update(nodes=r.tree.nodes, parents=r.tree.parents, path=r.tree.path)
         print(json.dumps({"prompt": args.prompt, "text": text, "token_ids": res.tokens, **stats, "rounds": rounds}))
     else:
         print(args.prompt + text)
@@ -62,6 +85,10 @@ def main(argv=None) -> int:
     g.add_argument("--max-new-tokens", type=int, default=40)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--plain", action="store_true", help="plain autoregressive decoding instead")
+    g.add_argument("--tree", type=_shape, default=None, metavar="2,2,1,1",
+                   help="draft a token tree with these children per depth (instead of a chain of --gamma)")
+    g.add_argument("--node-budget", type=int, default=None,
+                   help="grow a best-first tree of this many nodes (--tree then only sets the depth)")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=_generate)
     b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")

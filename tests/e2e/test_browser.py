@@ -142,6 +142,11 @@ def alpha_dial(page):
     return ".st-key-ad_by_position"
 
 
+def trees(page):
+    click(page, "tr_measure")
+    return ".st-key-tr_cost"
+
+
 def race(page):
     click(page, "race_run")
     return ".st-key-race_chart"
@@ -171,7 +176,7 @@ def quiz(page):
     return '[data-testid="stAlert"]:has-text("Right."), [data-testid="stAlert"]:has-text("Not quite.")'
 
 
-ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, race,
+ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, trees, race,
                                    identical_outputs, speedup_lives, impact, quiz)}
 
 
