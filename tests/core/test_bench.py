@@ -56,8 +56,23 @@ def test_quick_bench_writes_table_csv_and_chart(quick_run):
 def test_our_greedy_rows_equal_plain_greedy(quick_run):
     _, out = quick_run
     rows = list(csv.DictReader((out / "bench.csv").open()))
-    ours = [r for r in rows if r["decoding"] == "greedy" and r["method"] in ("plain", "spec")]
+    ours = [r for r in rows if r["decoding"] == "greedy" and r["method"] in ("plain", "spec", "tree")]
     assert ours and all(r["matches_greedy"] == "True" for r in ours)
+    assert {"tree greedy shape=2,2,1,1 (14 nodes)", "tree greedy best-first budget=16 depth=4 (16 nodes)"} <= {
+        r["config"] for r in ours}
+
+
+def test_tree_rows_sit_next_to_the_chain_of_their_depth(quick_run):
+    _, out = quick_run
+    md = (out / "bench.md").read_text()
+    assert "### Token trees against the chain of the same depth" in md
+    assert "a tree of <= 32 nodes: tokens per target pass vs the chain of its depth" in md
+    rows = list(csv.DictReader((out / "bench.csv").open()))
+    assert "spec model greedy gamma=4" in {r["config"] for r in rows}  # the trees' rival, added for them
+    for r in rows:
+        if r["method"] == "tree":
+            assert float(r["tokens_per_pass"]) >= 1 and 0 < float(r["nodes_per_round"]) <= int(r["nodes"])
+            assert float(r["predicted"]) > 0
 
 
 def test_gamma_list_parsing():
