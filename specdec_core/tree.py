@@ -7,8 +7,8 @@ where the drafter is most confident. The chain of `sampler.py` is the tree whose
 One round:
   1. The drafter grows a tree below the last committed token. A node's children are drawn from the
      drafter's q at that node WITHOUT replacement (greedy mode: its most likely tokens). Either a
-     static `shape` (branching factor per depth) or, with a `node_budget`, best-first: the next child
-     goes where the drafter's path probability promises the most (EAGLE-2's idea).
+     static `shape` (branching factor per depth) or, with a `node_budget`, best-first: each depth's
+     share of the budget goes where the drafter's path probability promises the most (EAGLE-2's idea).
   2. The target scores the last committed token and every node in ONE pass: p at each node.
   3. From the root down: at a node, its children x_1, x_2, ... are tried in the order they were drawn.
      Child x_i is accepted with probability min(1, p_i(x_i) / q_i(x_i)); after a rejection
@@ -46,7 +46,9 @@ from .trace import GenerationResult, RoundTrace, TreeTrace
 
 MAX_TREE_DEPTH = 8  # deeper than this, even a chain accepted at 0.9 keeps under half of its last level
 MAX_BRANCHING = 8  # children per node
-MAX_TREE_NODES = 64  # one verification pass over this many positions already costs several single passes
+MAX_TREE_NODES = 64
+LEVELWISE = False
+POWER = 1.0  # one verification pass over this many positions already costs several single passes
 
 
 # --- shapes -----------------------------------------------------------------------------------------
@@ -134,9 +136,9 @@ def _add_child(tree: DraftTree, parent: int, left: dict, sampling: SamplingConfi
 def draft_tree(logits_at: DrafterLogits, shape: tuple[int, ...], sampling: SamplingConfig,
                generator: torch.Generator, node_budget: int | None = None,
                max_depth: int | None = None) -> DraftTree:
-    """A tree of drafts at most `max_depth` (default len(shape)) deep. Static: node at depth d gets
-    shape[d] children. With `node_budget`: best-first until the budget is spent, shape then only
-    sets the depth. `logits_at` is asked once per depth level (static) or per batch of new nodes."""
+    """A tree of drafts at most `max_depth` (default len(shape)) deep. Static: a node at depth d gets
+    shape[d] children. With `node_budget`: that many nodes, each level's share placed best-first by
+    the drafter's path probability (shape then only sets the depth). `logits_at` is asked once per level."""
     depth = len(shape) if max_depth is None else min(len(shape), max_depth)
     tree, left = DraftTree(), {}
     tree.q[-1] = _q(logits_at(tree, [-1])[0], sampling)
@@ -154,33 +156,33 @@ def draft_tree(logits_at: DrafterLogits, shape: tuple[int, ...], sampling: Sampl
                 look(level)
         return tree
 
-    # Best-first. A "slot" is a node's next child, worth score(node) * the largest q left there (the
-    # greedy child's path probability; in sampling mode an estimate made before the draw, so that
-    # whether a child exists never depends on the child itself). A node whose q is not known yet is
-    # "pending", worth at most its score; popping one looks at every pending node in one pass.
-    heap, pending, tie = [(-float(tree.q[-1].max()), 0, "slot", -1)], [], 1
-    while heap and len(tree.tokens) < node_budget:
-        _, _, kind, node = heapq.heappop(heap)
-        if kind == "pending":
-            if node in tree.q:
-                continue  # looked at with an earlier batch
-            look(pending)
-            for n in pending:
-                heapq.heappush(heap, (-tree.score[n] * float(tree.q[n].max()), tie, "slot", n))
+    # Best-first, one depth at a time (EAGLE-2's expansion): each level gets its share of the budget,
+    # and its nodes go to the best "slots" across the level. A slot is a node's next child, worth
+    # score(node) * the largest q left there: the greedy child's path probability; in sampling mode an
+    # estimate made before the draw, so that whether a child exists never depends on the child itself.
+    # One drafter pass per level, as for a static shape.
+    def worth(node: int) -> float:  # of the node's next slot
+        rest = left.get(node, tree.q[node])
+        return (tree.score[node] if node >= 0 else 1.0) * float(rest.max())
+
+    level = [-1]
+    for d in range(depth):
+        width = node_budget // depth + (d < node_budget % depth)  # this level's share of the budget
+        heap = [(-worth(n), i, n) for i, n in enumerate(level)]  # a max-heap of slots
+        heapq.heapify(heap)
+        new, tie = [], len(heap)
+        while heap and len(new) < width:
+            _, _, node = heapq.heappop(heap)
+            child = _add_child(tree, node, left, sampling, generator)
+            if child is None:
+                continue
+            new.append(child)
+            if len(tree.children[node]) < MAX_BRANCHING and float(left[node].sum()) > 1e-12:
+                heapq.heappush(heap, (-worth(node), tie, node))
                 tie += 1
-            pending = []
-            continue
-        child = _add_child(tree, node, left, sampling, generator)
-        if child is None:
-            continue
-        if len(tree.children[node]) < MAX_BRANCHING and float(left[node].sum()) > 1e-12:
-            base = tree.score[node] if node >= 0 else 1.0
-            heapq.heappush(heap, (-base * float(left[node].max()), tie, "slot", node))
-            tie += 1
-        if tree.depth[child] < depth:
-            pending.append(child)
-            heapq.heappush(heap, (-tree.score[child], tie, "pending", child))
-            tie += 1
+        if d + 1 < depth and new:
+            look(new)
+        level = new
     return tree
 
 

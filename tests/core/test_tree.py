@@ -88,6 +88,7 @@ def test_greedy_tree_equals_greedy_decoding(small_pair, prompt):
                             sampling=GREEDY)
         assert out.tokens == reference, budget
         assert all(len(r.nodes) <= budget for r in out.rounds)
+        assert all(r.draft_passes <= 4 for r in out.rounds)  # one drafter pass per level, as a static shape
 
 
 def test_a_chain_shaped_tree_is_the_linear_sampler(small_pair):
