@@ -222,10 +222,10 @@ else:
             "ms per token (median)": round(1e3 * row["s_per_token"]["median"], 2),
             "spread (low – high)": f"{1e3 * row['s_per_token']['low']:.2f} – {1e3 * row['s_per_token']['high']:.2f}",
             "speedup (measured)": round(row["speedup"]["median"], 2),
-            "speedup (predicted, this machine's v)": round(
-                predicted_speedup(row["tokens_per_pass"], v, c, row["draft_passes_per_round"]), 2) if name != "plain" else 1.0,
-            "speedup (predicted, v = 1: an accelerator)": round(
-                predicted_speedup(row["tokens_per_pass"], 1.0, c, row["draft_passes_per_round"]), 2) if name != "plain" else 1.0,
+            "speedup (predicted, this machine's v)": 1.0 if name == "plain" else round(
+                predicted_speedup(row["tokens_per_pass"], v, c, row["draft_passes_per_round"]), 2),
+            "speedup (predicted, v = 1: an accelerator)": 1.0 if name == "plain" else round(
+                predicted_speedup(row["tokens_per_pass"], 1.0, c, row["draft_passes_per_round"]), 2),
         })
     st.dataframe(table, hide_index=True, key="tr_table")
     st.caption(f"{layout.measured_badge()} {out['repeats']} repetitions, interleaved (plain, chain, tree, then "

@@ -32,15 +32,14 @@ best-first tree too. Two rules that look right and are not live in `specdec_core
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 
 from .drafters import ModelDrafter, as_drafter
 from .lm import CachedLM, vocab_size
-from .sampler import (_as_model, _check_inputs, _eos, _top, _truncate_at_eos, acceptance_probability,
-                      residual_distribution)
+from .sampler import _as_model, _check_inputs, _eos, _top, _truncate_at_eos, acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, TreeTrace
 
@@ -368,7 +367,7 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
         p = to_probs(lm.extend_tree([context[-1]] + tree.tokens, [-1] + [par + 1 for par in tree.parents]),
                      sampling)  # (1 + nodes, V)
         pass_s.append(lm.last_pass_s)
-        v = verify_tree(tree, lambda node: p[node + 1], sampling, generator, rule)
+        v = verify_tree(tree, lambda node, p=p: p[node + 1], sampling, generator, rule)
         lm.keep_path([0] + [n + 1 for n in v.path])
         drafting.keep(tree, v.path)
 

@@ -138,12 +138,12 @@ def tree_sample(dist: Distributions, n_tokens: int, shape: tuple[int, ...], samp
     while len(out) < n_tokens:
         depth = min(len(shape), max_new - len(out) - 1)  # as tree_generate: >= 1 here
 
-        def logits_at(tree, nodes):  # the drafter after the path to each node
+        def logits_at(tree, nodes, out=out):  # the drafter after the path to each node
             return torch.stack([dist.logits("draft", tuple(out + tree.path_tokens(n))) for n in nodes])
 
         tree = draft_tree(logits_at, shape, sampling, generator, node_budget, depth)
 
-        def p_at(node):  # only the nodes the walk visits; beyond the kept tokens a placeholder will do
+        def p_at(node, out=out, tree=tree):  # only the nodes the walk visits; past the kept tokens, a placeholder
             suffix = tuple(out + tree.path_tokens(node))
             return dist.p(suffix, sampling) if len(suffix) < n_tokens else torch.full((dist.vocab,), 1.0 / dist.vocab)
 

@@ -11,7 +11,7 @@ target pass over nodes + 1 positions, v(nodes) single passes on this machine, pl
 On an accelerator v stays near 1 up to dozens of positions, which is where trees pay.
 """
 import statistics
-from typing import Callable
+from collections.abc import Callable
 
 from ..drafters import as_drafter
 from ..sampler import autoregressive_generate, speculative_generate

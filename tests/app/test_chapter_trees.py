@@ -1,8 +1,8 @@
 """The token-tree chapter: a real round drawn as a tree with a table beside it, URL settings clamped,
 and the measurement of tree against chain."""
 import pytest
-
 from helpers import chart, page
+
 from specdec_core.tree import tree_size
 from ui import tree_settings
 

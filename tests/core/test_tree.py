@@ -1,14 +1,13 @@
 """Token trees: the tree pass and its cache, greedy identity, exact sampling, and the broken rules failing."""
 import pytest
 import torch
+from test_core_exactness import chi_square_pvalue
 
-from specdec_core import (GREEDY, NgramDrafter, SamplingConfig, autoregressive_generate, speculative_generate,
-                          tree_generate)
+from specdec_core import GREEDY, NgramDrafter, SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
 from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.lm import CachedLM
-from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, node_distribution, tree_size
 from specdec_core.sampling import to_probs
-from test_core_exactness import chi_square_pvalue
+from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, node_distribution, tree_size
 
 SHAPES = [(1,), (2,), (2, 2, 1, 1), (3, 1, 2), (1, 1, 1, 1, 1)]
 

@@ -5,7 +5,7 @@ import statistics
 
 from ... import theory
 from ...analysis.trees import predicted_speedup
-from .plan import TARGETS, TREE_DEPTH, Config, Settings, baseline_of
+from .plan import TARGETS, Config, Settings, baseline_of
 
 def _mean(xs):
     xs = list(xs)
@@ -72,7 +72,8 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
             c = cost.c if cfg.drafter == "model" or cfg.method == "hf-assisted" else 0.0
             passes = sum(r["target_passes"] for r in all_runs)
             nodes_per_round = (sum(r["nodes"] for r in all_runs) / passes) if cfg.method == "tree" else float("nan")
-            v = cost.v(round(nodes_per_round)) if cfg.method == "tree" else (cost.v(cfg.gamma) if cfg.gamma else float("nan"))
+            v = (cost.v(round(nodes_per_round)) if cfg.method == "tree"
+                 else cost.v(cfg.gamma) if cfg.gamma else float("nan"))
             if cfg.method == "spec" and not math.isnan(alpha):
                 predicted = theory.speedup(min(alpha, 1.0), cfg.gamma, c, cost.v)
             elif cfg.method == "tree":
@@ -101,8 +102,9 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
                 "c": c if cfg.method in ("spec", "tree", "hf-assisted") else float("nan"),
                 "v": v, "nodes": cfg.nodes if cfg.method == "tree" else cfg.gamma,
                 "nodes_per_round": nodes_per_round, "tokens_per_pass": sum(n_tokens) / passes,
-                "predicted_v1": (predicted_speedup(sum(n_tokens) / passes, 1.0, c, sum(r["draft_passes"] for r in all_runs)
-                                                   / passes) if cfg.method == "tree" else float("nan")),
+                "predicted_v1": (predicted_speedup(sum(n_tokens) / passes, 1.0, c,
+                                                   sum(r["draft_passes"] for r in all_runs) / passes)
+                                 if cfg.method == "tree" else float("nan")),
                 "peak_mib": max((r["peak_mib"] for r in all_runs), default=float("nan")),
                 "matches_greedy": matches,
             })

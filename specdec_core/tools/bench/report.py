@@ -126,8 +126,9 @@ def tree_markdown(rows) -> list[str]:
                "speedup | predicted (this machine) | predicted (v = 1) | v(nodes) | = greedy |",
                "|" + "---|" * 13]
         md += [f"| {t['config']} | {t['nodes']} | {t['nodes_per_round']:.1f} | {t['tokens_per_pass']:.2f} | "
-               f"{t['chain']['tokens_per_pass']:.2f} (gamma={t['gamma']}) | {t['tpp_ratio']:.2f}x | {t['ms']:.1f} | "
-               f"{t['chain']['ms']:.1f} | {t['speedup']:.2f}x | {t['predicted']:.2f}x | {t['predicted_v1']:.2f}x | "
+               f"{t['chain']['tokens_per_pass']:.2f} (gamma={t['gamma']}) | {t['tpp_ratio']:.2f}x | "
+               f"{t['ms']:.1f} | {t['chain']['ms']:.1f} | {t['speedup']:.2f}x | {t['predicted']:.2f}x | "
+               f"{t['predicted_v1']:.2f}x | "
                f"{t['v']:.2f} | {_fmt('{}', t['matches_greedy'])} |" for t in trees]
         md.append("")
     return md
