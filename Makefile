@@ -9,8 +9,13 @@ PORT ?= 8501
 	.venv/bin/pip install --quiet --no-deps -r requirements-train.txt
 	touch .venv/ready
 
+# As lean as the classroom command: .streamlit/config.toml switches the file watcher off.
 run: .venv/ready
 	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+# For developing the app: reload and rerun when a source file is saved (the watcher costs CPU).
+dev: .venv/ready
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 test: .venv/ready
 	scripts/ensure_chromium.sh
@@ -28,4 +33,4 @@ screenshots: .venv/ready
 	scripts/ensure_chromium.sh
 	scripts/refresh_screenshots.sh
 
-.PHONY: run test test-fast lint screenshots
+.PHONY: run dev test test-fast lint screenshots

@@ -165,6 +165,9 @@ class CachedLM:
         if self.tree_start is not None:
             raise ValueError("a tree is being fed: end it with keep_path first")
         keep = len(tokens) if logits_to_keep is None else logits_to_keep
+        cuda = self.device.type == "cuda"
+        if cuda:  # an accelerator runs asynchronously: time this pass, not the queue before it
+            torch.cuda.synchronize(self.device)
         start = time.perf_counter()
         if self._gpt2 is not None:
             logits = self._gpt2(tokens, self.length, keep)  # (keep, V)
@@ -173,6 +176,8 @@ class CachedLM:
             out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
             self.cache = out.past_key_values
             logits = out.logits[0]
+        if cuda:
+            torch.cuda.synchronize(self.device)
         self.last_pass_s = time.perf_counter() - start
         self.length += len(tokens)
         self.passes += 1

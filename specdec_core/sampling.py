@@ -29,6 +29,11 @@ class SamplingConfig:
     def greedy(self) -> bool:
         return self.temperature == 0
 
+    @classmethod
+    def from_controls(cls, temperature: float, top_k: int = 0, top_p: float = 1.0) -> "SamplingConfig":
+        """The config for the app's controls, where top_k = 0 and top_p = 1 mean "off"."""
+        return cls(float(temperature), top_k or None, float(top_p) if top_p < 1 else None)
+
 
 GREEDY = SamplingConfig(temperature=0.0)
 

@@ -2,6 +2,7 @@
 
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
     specdec generate --prompt "..." --tree 2,2,1,1 [--node-budget 16] [--json]     (token trees)
+    specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
@@ -11,7 +12,9 @@ import sys
 
 from .bench import add_arguments as bench_arguments, main as bench_main
 from ..drafters import NgramDrafter, UnigramDrafter
+from ..analysis.round_stats import acceptance_metrics
 from ..pairs import PAIRS, PairUnavailable, load_pair
+from ..policies import POLICIES, SIGNALS, make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
@@ -40,7 +43,8 @@ def _generate(args) -> int:
                             max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
                             node_budget=args.node_budget)
     else:
-        res = speculative_generate(pair.target, drafter, ids, gamma=args.gamma, max_new_tokens=args.max_new_tokens,
+        policy = make_policy(args.policy, args.gamma, args.max_gamma, args.threshold, args.signal)
+        res = speculative_generate(pair.target, drafter, ids, gamma=policy, max_new_tokens=args.max_new_tokens,
                                    sampling=sampling, seed=args.seed)
     text = pair.tokenizer.decode(res.tokens)
     stats = {"pair": args.pair, "tokens": len(res.tokens), "target_passes": res.target_passes,
@@ -51,6 +55,8 @@ def _generate(args) -> int:
         stats.update({"tree_shape": list(res.extra["shape"]), "node_budget": res.extra["node_budget"],
                       "nodes": res.extra["nodes"], "nodes_per_round": res.extra["nodes_per_round"],
                       "accepted_per_round": res.accepted / max(1, len(res.rounds))})
+    if not args.plain and "shape" not in res.extra:  # (the chain's acceptance metrics do not apply to trees)
+        stats = {**stats, "policy": res.policy, **acceptance_metrics(res.rounds)}
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []
         for row, r in zip(rounds, res.rounds):
@@ -59,10 +65,18 @@ def _generate(args) -> int:
         print(json.dumps({"prompt": args.prompt, "text": text, "token_ids": res.tokens, **stats, "rounds": rounds}))
     else:
         print(args.prompt + text)
-        print("\n--- " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in stats.items()))
+        print("\n--- " + ", ".join(f"{k}={_fmt(v)}" for k, v in stats.items()))
         if res.rounds:
             print(rounds_frame(res.rounds).to_string(index=False))
     return 0
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return "[" + " ".join(_fmt(v) for v in value) + "]"
+    return str(value)
 
 
 def main(argv=None) -> int:
@@ -78,7 +92,11 @@ def main(argv=None) -> int:
     g.add_argument("--prompt", required=True)
     g.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
     g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram"])
-    g.add_argument("--gamma", type=int, default=4)
+    g.add_argument("--gamma", type=int, default=4, help="draft length (constant policy), or the heuristic's start")
+    g.add_argument("--policy", default="constant", choices=sorted(POLICIES), help="how each round's gamma is chosen")
+    g.add_argument("--max-gamma", type=int, default=None, help="adaptive policies: the longest round")
+    g.add_argument("--threshold", type=float, default=None, help="confidence policy: stop below this confidence")
+    g.add_argument("--signal", default=None, choices=SIGNALS, help="confidence policy: top probability or margin")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-k", type=int, default=None)
     g.add_argument("--top-p", type=float, default=None)
