@@ -227,3 +227,24 @@ def test_lab_tree_rule_passes_and_naive_rules_fail(tiny_pair):
     assert run(EXACT_TREE) > 1e-3
     for rule in BROKEN_TREE_RULES:
         assert run(rule) < 1e-6, rule.name
+
+
+# --- the command line -------------------------------------------------------------------------------
+
+def test_cli_generates_with_a_tree_and_reports_it(capsys):
+    import json
+
+    from specdec_core.pairs import PairUnavailable, load_pair
+    from specdec_core.tools import cli
+    try:
+        load_pair("shakespeare", device="cpu")
+    except PairUnavailable as err:
+        pytest.skip(f"bundled pair unavailable: {err}")
+    assert cli.main(["generate", "--prompt", "ROMEO:", "--tree", "2,2", "--max-new-tokens", "8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tree_shape"] == [2, 2] and out["nodes"] >= len(out["rounds"])
+    assert all(len(r["nodes"]) == len(r["parents"]) <= 6 for r in out["rounds"])
+    plain = cli.main(["generate", "--prompt", "ROMEO:", "--plain", "--max-new-tokens", "8", "--json"])
+    assert plain == 0 and json.loads(capsys.readouterr().out)["token_ids"] == out["token_ids"]  # greedy: the same
+    assert cli.main(["generate", "--prompt", "ROMEO:", "--tree", "9,9", "--max-new-tokens", "8"]) == 2
+    assert "shape" in capsys.readouterr().err
