@@ -260,7 +260,7 @@ st.markdown(
 for rule in BROKEN_TREE_RULES:
     st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {TREE_WHY[rule.name]}")
 st.caption(f"Documented: with the page's default prefix, K = {LAB_K} and seed {LAB_SEED}, the exact tree rule "
-           "passes and both naive rules fail (tests/core/test_tree.py checks the same on tiny models).")
+           "passes and both naive rules fail (tests/app/test_chapter_trees.py checks it).")
 if st.button(f"Test the tree rule and the two naive ones (K = {int(k)} each)", key="id_tree",
              icon=":material/account_tree:"):
     bar = st.progress(0.0, text="Starting…")

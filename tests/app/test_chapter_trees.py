@@ -63,3 +63,25 @@ def test_measurement_compares_tree_and_chain():
     assert rows["tokens per target pass"][2] > 0 and rows["nodes per round"][2] <= tree_size((2, 2))
     assert chart(at, "tr_cost")["data"]
     assert at.session_state["tr_measured"]["out"]["identical"]  # greedy: the same tokens, all three
+
+
+@pytest.mark.slow
+def test_documented_tree_lab_run_on_the_bundled_pair():
+    """The exactness lab's tree section, as its caption documents it: default settings, the documented
+    prefix, K and seed, the next two tokens: the exact tree rule passes and both naive rules fail."""
+    from specdec_core.analysis import lab
+    from specdec_core.broken import BROKEN_TREE_RULES
+    from specdec_core.pairs import load_pair
+    from specdec_core.tree import EXACT_TREE
+    from ui import settings
+    pair = load_pair("shakespeare")
+    prefix = pair.tokenizer.encode(settings.DEFAULTS.prompt)[:lab.DOCUMENTED_PREFIX_TOKENS]
+    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    tests = {rule.name: lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_TREE_N_TOKENS,
+                                    k=lab.DOCUMENTED_K, sampling=settings.DEFAULTS.sampling, rule=rule,
+                                    seed=lab.DOCUMENTED_SEED, with_plain=False, dist=dist,
+                                    shape=lab.DOCUMENTED_TREE_SHAPE).speculative_test
+             for rule in (EXACT_TREE, *BROKEN_TREE_RULES)}
+    assert tests[EXACT_TREE.name].passes and tests[EXACT_TREE.name].df >= 2, tests[EXACT_TREE.name]
+    for rule in BROKEN_TREE_RULES:
+        assert not tests[rule.name].passes, f"{rule.name} passed: p = {tests[rule.name].pvalue:.3g}"

@@ -36,11 +36,12 @@ def prompt_ids(pair):
 # --- every page renders ---------------------------------------------------------------------------------
 
 def test_new_chapters_follow_the_alpha_dial_in_order():
-    titles = [c.title for c in chapters.CHAPTERS]
+    later = [c for c in chapters.CHAPTERS if c.path != "chapters/trees.py"]  # its own suite: test_chapter_trees.py
+    titles = [c.title for c in later]
     start = titles.index("The α Dial") + 1
     assert titles[start:start + 5] == ["Wall-Clock Race", "Identical Outputs", "Where the Speedup Lives",
                                        "Impact & Lineage", "Quiz"]
-    assert [c.path for c in chapters.CHAPTERS[start:start + 5]] == NEW_PAGES
+    assert [c.path for c in later[start:start + 5]] == NEW_PAGES
 
 
 @pytest.mark.parametrize("path", NEW_PAGES)

@@ -176,8 +176,8 @@ def quiz(page):
     return '[data-testid="stAlert"]:has-text("Right."), [data-testid="stAlert"]:has-text("Not quite.")'
 
 
-ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, trees, race,
-                                   identical_outputs, speedup_lives, impact, quiz)}
+ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, race,
+                                   identical_outputs, speedup_lives, trees, impact, quiz)}
 
 
 def test_every_chapter_has_an_action():
