@@ -53,6 +53,7 @@ def test_url_budget_is_clamped_and_drives_a_best_first_tree():
     assert at.query_params["budget"] == "5"
 
 
+@pytest.mark.slow  # times this machine's passes, then three decoders three times
 def test_measurement_compares_tree_and_chain():
     at = page(PAGE, max_new=8, temp=0, tree="2,2")
     at.button(key="tr_measure").click().run(timeout=600)

@@ -178,6 +178,7 @@ def _draw(target, draft, sampling, rule=EXACT_TREE, n=N_SAMPLES, **tree):
                                 trace=False, rule=rule, **tree).tokens) for i in range(n)]
 
 
+@pytest.mark.slow  # thousands of whole generations
 @pytest.mark.parametrize("name", TREES)
 def test_tree_samples_follow_target(tiny_pair, name):
     target, draft = tiny_pair
@@ -186,6 +187,7 @@ def test_tree_samples_follow_target(tiny_pair, name):
     assert p_value > 1e-3, f"{name}: chi-square p = {p_value:.2e}"
 
 
+@pytest.mark.slow  # thousands of whole generations
 def test_tree_samples_follow_target_with_top_k(tiny_pair):
     target, draft = tiny_pair
     sampling = SamplingConfig(0.7, top_k=4)
@@ -193,6 +195,7 @@ def test_tree_samples_follow_target_with_top_k(tiny_pair):
     assert p_value > 1e-3, f"chi-square p = {p_value:.2e}"
 
 
+@pytest.mark.slow  # thousands of whole generations
 @pytest.mark.parametrize("rule", BROKEN_TREE_RULES, ids=lambda r: r.name)
 def test_broken_tree_rules_fail(tiny_pair, rule):
     target, draft = tiny_pair
