@@ -1,6 +1,8 @@
 """Chapter: Beyond One Guess: Token Trees. A real round's tree of drafts, verified in one target pass,
 drawn as a tree with p and q at every node (and in a table); then the tree against the chain at the
 same depth, measured on this machine, with the cost of the wider pass that explains the result."""
+import html
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -88,7 +90,8 @@ st.caption(f"Pair **{pair.name}** · {tree_text} · {s.describe_sampling()} · s
 pick = st.slider("Round", 1, len(rounds), 1, key="tr_round") if len(rounds) > 1 else 1
 r = rounds[pick - 1]
 t = r.tree
-words = [charts.token_label(pair.tokenizer.decode([x])) for x in t.nodes]
+words = [charts.token_label(pair.tokenizer.decode([x])) for x in t.nodes]  # escaped: plotly reads some HTML
+shown = [html.unescape(w) for w in words]  # a dataframe shows text as it is
 context_word = charts.token_label(pair.tokenizer.decode([ids[-1]] if r.position == 0 else [result.tokens[r.position - 1]]))
 depths = t.depth
 
@@ -125,6 +128,7 @@ for i, parent in enumerate(t.parents):
                     showlegend=False, line=dict(width=6 if win else 1.5, color="#000000" if win else charts.MUTED,
                                                 dash="solid" if win else "dot"))
 fig.add_scatter(x=[0], y=[ys[0]], mode="markers+text", text=[f"{context_word}"], textposition="middle left",
+                textfont=dict(color="#000000", size=13),
                 marker=dict(size=16, symbol="square", color=chips.KINDS["prompt"].color), name="committed text",
                 hovertemplate="the last committed token<extra></extra>")
 
@@ -139,7 +143,7 @@ for verdict, (mark, symbol, size) in MARK.items():
         continue
     fig.add_scatter(
         x=[depths[i] for i in idx], y=[ys[i + 1] for i in idx], mode="markers+text", name=f"{mark} {verdict}",
-        text=[f"{mark} {words[i]}" for i in idx], textposition="middle right",
+        text=[f"{mark} {words[i]}" for i in idx], textposition="middle right", textfont=dict(color="#000000", size=13),
         marker=dict(size=size, symbol=symbol, color=COLOR[verdict], line=dict(width=1, color="#000000")),
         customdata=[[i + 1, words[i], t.q_node[i], t.p_node[i], fmt(t.accept_prob[i])] for i in idx],
         hovertemplate="node %{customdata[0]}: %{customdata[1]}<br>q(x) = %{customdata[2]:.3f} (drafter)"
@@ -147,11 +151,11 @@ for verdict, (mark, symbol, size) in MARK.items():
 fig.update_layout(title=f"Round {pick}: {len(t.nodes)} nodes, {len(t.path)} accepted (thick path), then "
                         f"a {r.next_kind} token", height=max(320, 34 * (max(ys) + 2)), margin=dict(t=40, b=8, l=8, r=8),
                   xaxis=dict(title="depth", dtick=1, range=[-0.8, len(shape) + 0.9]),
-                  yaxis=dict(visible=False), legend=dict(orientation="h", y=-0.15))
+                  yaxis=dict(visible=False), legend=dict(orientation="h", y=-0.25))
 left, right = st.columns([3, 2])
 left.plotly_chart(fig, key="tr_tree")
 rows = [{"node": i + 1, "depth": depths[i], "parent": str(t.parents[i] + 1) if t.parents[i] >= 0 else "context",
-         "token": words[i], "q(x)": round(t.q_node[i], 4), "p(x)": round(t.p_node[i], 4),
+         "token": shown[i], "q(x)": round(t.q_node[i], 4), "p(x)": round(t.p_node[i], 4),
          "accept chance": None if t.accept_prob[i] is None else round(t.accept_prob[i], 4),
          "u": None if t.uniforms[i] is None else round(t.uniforms[i], 4),
          "verdict": f"{MARK[t.verdict(i)][0]} {t.verdict(i)}"} for i in range(len(t.nodes))]
