@@ -25,8 +25,8 @@ from typing import Callable
 import torch
 
 from ..drafters import as_drafter
-from ..sampler import EXACT, Rows, Rule, autoregressive_generate, residual_distribution, speculative_generate
-from ..sampling import GREEDY, SamplingConfig, to_probs
+from ..sampler import Rows, Rule, autoregressive_generate, residual_distribution, speculative_generate
+from ..sampling import GREEDY, SamplingConfig
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant
@@ -96,10 +96,9 @@ def speculative_teacher_forced(target, draft, sequences: list[list[int]]) -> dic
     """The same figures for speculative decoding with `draft`: its output distribution at each position
     is computed from the real p and q with the exact rule, not assumed to be p."""
     agree, distance, worst, alpha, n = 0, 0.0, 0.0, 0.0, 0
-    sampling = SamplingConfig()
-    for ids in sequences:
-        p = to_probs(_logits(target, ids), sampling).double()
-        q = to_probs(_logits(draft, ids), sampling).double()
+    for ids in sequences:  # in float64, so that what is left is the rule's error, not p's own rounding
+        p = torch.softmax(_logits(target, ids).double(), -1)
+        q = torch.softmax(_logits(draft, ids).double(), -1)
         out = speculative_output(p, q)  # (len(ids), V)
         d = tv_distance(out, p)
         agree += int((out.argmax(-1) == p.argmax(-1)).sum())
