@@ -18,8 +18,10 @@ moment of a repetition), and the figure is the median over (repetition, prompt) 
 target seconds per token / contestant seconds per token, prefill left out, with its spread.
 A variant that is only simulated here has no speed: it runs once, for its tokens.
 """
+import json
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -35,6 +37,13 @@ from .measure import pass_cost
 Progress = Callable[[float, str], None]
 TARGET = "fp32 target"
 SPECULATIVE = "speculative decoding"
+HELD_OUT = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"  # cut from plays never trained on
+
+
+def held_out_prompts(tokenizer, limit: int | None = None, kind: str | None = "open") -> list[tuple[str, list[int]]]:
+    """(name, token ids) of the held-out benchmark prompts of `kind` ("open", "repetitive", None: all)."""
+    prompts = [p for p in json.loads(HELD_OUT.read_text())["prompts"] if kind is None or p["kind"] == kind]
+    return [(p["name"], tokenizer.encode(p["text"])) for p in prompts[:limit]]
 
 
 # --- distances -------------------------------------------------------------------------------------

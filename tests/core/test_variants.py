@@ -1,8 +1,6 @@
 """Lossy variants of a target and the fidelity figures computed for them, on tiny models where the
 answer is known: an unchanged copy agrees everywhere at distance 0, a model already on the grid is
 unchanged by quantisation, and each figure equals the same figure computed by brute force."""
-import copy
-
 import pytest
 import torch
 
