@@ -9,7 +9,7 @@ from specdec_core.sampling import SamplingConfig
 from specdec_core.analysis import fidelity
 from specdec_core.analysis.usage import pass_usage, usage_summary
 from specdec_core.variants import build_variants
-from ui import admission, charts, chips, layout, models, settings
+from ui import admission, charts, chips, demo, layout, models, settings
 
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable
 NGRAM = "n-gram lookup (no model)"
@@ -135,8 +135,7 @@ def fidelity_summary(rep: fidelity.FidelityReport, names: list[str]) -> dict:
 
 
 def speed_text(speed) -> str:
-    return "not measured (simulated)" if speed is None else \
-        f"{speed['median']:.2f}× ({speed['low']:.2f}–{speed['high']:.2f})"
+    return "not measured (simulated)" if speed is None else speed.text()
 
 
 fid_key = (models.pair_key(pair), s.gamma)
@@ -160,10 +159,10 @@ if st.button("Measure the comparison" if stored_fid is None else "Measure again"
         else:
             admission.checkpoint()
 
-    # Timing runs alone (an exclusive slot), as the pass-time sweep does: other work would slow it.
-    with admission.slot("the lossless-vs-lossy measurement", exclusive=True):
-        rep = fidelity.fidelity_report(pair.target, pair.draft, variants, [ids_ for _, ids_ in held_out],
-                                       n_tokens=FID_TOKENS, gamma=s.gamma, repeats=FID_REPEATS, progress=progress)
+    # Each run takes a generation slot of its own (measure.interleave), so nobody waits the whole minute.
+    rep = fidelity.fidelity_report(pair.target, pair.draft, variants, [ids_ for _, ids_ in held_out],
+                                   n_tokens=FID_TOKENS, gamma=s.gamma, repeats=FID_REPEATS,
+                                   hold=demo.hold("the lossless-vs-lossy measurement"), progress=progress)
     bar.empty()
     stored_fid = fidelity_store()[fid_key] = fidelity_summary(rep, [name for name, _ in held_out])
 
@@ -183,8 +182,8 @@ else:
     st.markdown(
         f"{layout.measured_badge()} Greedy decoding of {len(stored_fid['prompts'])} held-out prompts "
         f"({', '.join(stored_fid['names'])}), {stored_fid['n_tokens']} tokens each, {stored_fid['repeats']} "
-        "interleaved repetitions: speed is the median of paired ratios (fp32 target seconds per token over the "
-        "method's, prefill left out), with the quartiles in brackets. Teacher-forced agreement: the share of "
+        "interleaved repetitions: speed is the median of the repetitions' ratios (fp32 target seconds per token "
+        "over the method's, prefill left out), with their range in brackets. Teacher-forced agreement: the share of "
         "positions of the held-out text where the method's most likely token is the target's. Distance: the mean "
         "total variation distance between the two next-token distributions on the same positions. "
         "Speculative decoding's distance is computed, not assumed: at every position min(p, q) plus the rejection "
@@ -197,11 +196,11 @@ else:
         part = [r for r in rows if r["kind"] == kind and r["speed"] is not None]
         if part:
             fig.add_scatter(
-                x=[r["distance"] for r in part], y=[r["speed"]["median"] for r in part], mode="markers+text",
+                x=[r["distance"] for r in part], y=[r["speed"].median for r in part], mode="markers+text",
                 name=kind, text=[r["name"] for r in part], textposition="top right",
                 marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color="#000")),
-                error_y=dict(type="data", symmetric=False, array=[r["speed"]["high"] - r["speed"]["median"] for r in part],
-                             arrayminus=[r["speed"]["median"] - r["speed"]["low"] for r in part]))
+                error_y=dict(type="data", symmetric=False, array=[r["speed"].high - r["speed"].median for r in part],
+                             arrayminus=[r["speed"].median - r["speed"].low for r in part]))
     for r in rows:
         if r["speed"] is None:
             fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED,
@@ -210,7 +209,7 @@ else:
     fig.update_layout(title="Speed against distance from the target", height=420, margin=dict(t=40, b=8),
                       xaxis=dict(title="mean total variation distance from the target (0 = the target's outputs)",
                                  rangemode="tozero"),
-                      yaxis=dict(title="speed vs fp32 target (×, median, quartiles)", type="log"),
+                      yaxis=dict(title="speed vs fp32 target (×, median and range)", type="log"),
                       legend=dict(orientation="h", y=-0.25))
     st.plotly_chart(fig, key="sl_fidelity_chart")
 

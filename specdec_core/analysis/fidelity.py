@@ -20,6 +20,7 @@ A variant that is only simulated here has no speed: it runs once, for its tokens
 """
 import json
 import statistics
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -32,7 +33,7 @@ from ..sampling import GREEDY, SamplingConfig
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant
-from .measure import pass_cost
+from .measure import Measured, PassTimes, interleave, ratios
 
 Progress = Callable[[float, str], None]
 TARGET = "fp32 target"
@@ -128,60 +129,55 @@ def free_running_agreement(reference: list[int], tokens: list[int]) -> dict:
     return {"agreement": same / n, "first_difference": first}
 
 
-# --- speed, interleaved ----------------------------------------------------------------------------
+# --- speed, the project's one way (analysis.measure) --------------------------------------------------
 
-def decode_s_per_token(result: GenerationResult) -> float:
-    """Seconds per new token with the prompt's prefill left out."""
-    return (result.total_s - result.prefill_s) / max(1, len(result.tokens))
+def decode_s_per_token(results: list[GenerationResult]) -> float:
+    """Seconds per new token over a batch of generations, the prompts' prefill left out."""
+    return sum(r.total_s - r.prefill_s for r in results) / max(1, sum(len(r.tokens) for r in results))
 
 
 @dataclass
 class Runs:
-    """Every run of one contestant: tokens per prompt (greedy: the same each repetition) and seconds
-    per token per (repetition, prompt); no seconds when it was run once, untimed."""
+    """One contestant's generations: its tokens per prompt (greedy: the same in every repetition), every
+    result of every repetition, and seconds per token of each timed repetition (none if untimed)."""
     tokens: dict[int, list[int]] = field(default_factory=dict)
-    seconds: dict[tuple[int, int], float] = field(default_factory=dict)
-    results: dict[int, GenerationResult] = field(default_factory=dict)
+    results: list[GenerationResult] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
 
 
 def interleaved_runs(contestants: dict[str, Callable[[list[int]], GenerationResult]], prompts: list[list[int]],
-                     repeats: int = 3, untimed: tuple[str, ...] = (), progress: Progress | None = None) -> dict[str, Runs]:
-    """Run every contestant on every prompt, `repeats` times, interleaved (odd repetitions in reverse
-    order), after one untimed warm-up each. Contestants in `untimed` run once and are not timed."""
+                     repeats: int = 3, untimed: tuple[str, ...] = (), hold=nullcontext,
+                     progress: Progress | None = None) -> dict[str, Runs]:
+    """Every contestant decodes every prompt once per repetition, the contestants interleaved as
+    `measure.interleave` does, after one untimed warm-up each; contestants in `untimed` run once, for
+    their tokens only."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 20:
         raise ValueError(f"repeats must be an integer in [1, 20], got {repeats!r}")
     report = progress or (lambda fraction, text: None)
     runs = {name: Runs() for name in contestants}
     timed = [name for name in contestants if name not in untimed]
+    batch = lambda name: lambda: [contestants[name](ids) for ids in prompts]
     for name in timed:
-        contestants[name](prompts[0])  # warm-up: first calls allocate, later ones only compute
-    jobs = [(name, j) for j in range(len(prompts)) for name in timed]
-    total, done = repeats * len(jobs) + len(untimed) * len(prompts), 0
-    for r in range(repeats):
-        for name, j in (jobs if r % 2 == 0 else jobs[::-1]):
-            result = contestants[name](prompts[j])
-            runs[name].seconds[r, j] = decode_s_per_token(result)
-            runs[name].tokens[j], runs[name].results[j] = result.tokens, result
-            done += 1
-            report(done / total, f"repetition {r + 1} of {repeats}: {name}, prompt {j + 1}")
+        with hold():
+            contestants[name](prompts[0])  # warm-up: first calls allocate, later ones only compute
+    share = len(timed) * repeats / max(1, len(timed) * repeats + len(untimed))
+    results = interleave({name: batch(name) for name in timed}, repeats, hold,
+                         lambda f, text: report(share * f, text))
     for name in untimed:
-        for j, ids in enumerate(prompts):
-            result = contestants[name](ids)
-            runs[name].tokens[j], runs[name].results[j] = result.tokens, result
-            done += 1
-            report(done / total, f"{name} (simulated, untimed), prompt {j + 1}")
+        with hold():
+            results[name] = [batch(name)()]
+        report(share + (1 - share) * (untimed.index(name) + 1) / len(untimed), f"{name} (simulated, untimed)")
+    for name, reps in results.items():
+        runs[name].results = [r for rep in reps for r in rep]
+        runs[name].tokens = {j: r.tokens for j, r in enumerate(reps[-1])}
+        if name in timed:
+            runs[name].seconds = [decode_s_per_token(rep) for rep in reps]
     return runs
 
 
-def speedup(base: Runs, other: Runs) -> dict | None:
-    """Median and quartiles of base / other seconds per token, paired by (repetition, prompt)."""
-    ratios = sorted(base.seconds[key] / other.seconds[key] for key in other.seconds if key in base.seconds)
-    if not ratios:
-        return None
-    if len(ratios) < 4:
-        return {"median": statistics.median(ratios), "low": ratios[0], "high": ratios[-1], "n": len(ratios)}
-    q1, _, q3 = statistics.quantiles(ratios, n=4)
-    return {"median": statistics.median(ratios), "low": q1, "high": q3, "n": len(ratios)}
+def speedup(base: Runs, other: Runs) -> Measured | None:
+    """base / other seconds per token, repetition by repetition (median and range); None if untimed."""
+    return ratios(base.seconds, other.seconds) if other.seconds else None
 
 
 # --- the table: every variant, speculative decoding, and each variant as a drafter ----------------
@@ -212,26 +208,19 @@ def _row(name, kind, how, fidelity, runs: Runs, base: Runs, real: bool) -> dict:
 
 
 def _acceptance(runs: Runs) -> dict:
-    results = list(runs.results.values())
+    results = runs.results
     drafted, accepted = sum(r.drafted for r in results), sum(r.accepted for r in results)
     passes, tokens = sum(r.target_passes for r in results), sum(len(r.tokens) for r in results)
     return {"alpha": accepted / drafted if drafted else None, "tokens_per_pass": tokens / passes if passes else None}
 
 
-def _cost_ratio(target, model, rounds: int = 3, repeats: int = 10) -> float:
-    """c: one draft pass over one target pass, medians of interleaved rounds (both after 64 cached tokens)."""
-    t, d = [], []
-    for _ in range(rounds):
-        t.append(pass_cost(target, 1, repeats=repeats))
-        d.append(pass_cost(model, 1, repeats=repeats))
-    return statistics.median(d) / statistics.median(t)
-
-
 def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[list[int]], n_tokens: int = 64,
-                    gamma: int = 4, repeats: int = 3, progress: Progress | None = None) -> FidelityReport:
+                    gamma: int = 4, repeats: int = 3, hold=nullcontext,
+                    progress: Progress | None = None) -> FidelityReport:
     """Measure every variant against the fp32 target on `prompts` (held-out token ids): speed where the
     variant is real, teacher-forced and free-running agreement, distance; speculative decoding with
-    `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness)."""
+    `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness).
+    c comes from the runs' own passes; `hold` is taken around each run (`measure.interleave`)."""
     if not prompts:
         raise ValueError("prompts is empty: pass at least one held-out prompt")
     report = progress or (lambda fraction, text: None)
@@ -244,24 +233,31 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
     contestants.update({drafter_label(name): spec(as_drafter(v.model)) for name, v in as_drafters.items()})
     untimed = tuple(name for name, v in variants.items() if not v.speed_real) + tuple(
         drafter_label(name) for name, v in as_drafters.items() if not v.speed_real)
-    runs = interleaved_runs(contestants, prompts, repeats, untimed, lambda f, text: report(0.85 * f, text))
+    runs = interleaved_runs(contestants, prompts, repeats, untimed, hold, lambda f, text: report(0.9 * f, text))
     base = runs[TARGET]
+    passes = PassTimes()  # c from the runs' own passes: the target's plain ones, each drafter's in its rounds
+    for r in base.results:
+        passes.add(r)
+    for name, v in variants.items():
+        label = SPECULATIVE if v.model is draft else drafter_label(name)
+        if v.speed_real:
+            for r in runs[label].results:
+                passes.add(r, label)
 
-    report(0.85, "Agreement and distance, teacher-forced…")
+    report(0.9, "Agreement and distance, teacher-forced…")
     rows = [_row(name, v.kind, v.how, teacher_forced(target, v.model, prompts), runs[name], base, v.speed_real)
             for name, v in variants.items()]
     exact = speculative_teacher_forced(target, draft, prompts)
     rows.append({**_row(SPECULATIVE, "speculative", f"the fp32 target, drafted by the bundled drafter (γ = {gamma})",
                         exact, runs[SPECULATIVE], base, True), "max_distance": exact["max_distance"]})
 
-    report(0.92, "Pass costs of the drafters…")
     bridge = []
     for name, v in variants.items():
         label = SPECULATIVE if v.model is draft else drafter_label(name)
         own = runs[label]
         identical = sum(own.tokens[j] == base.tokens[j] for j in base.tokens)
         bridge.append({"drafter": name, "bundled": v.model is draft, **_acceptance(own),
-                       "c": _cost_ratio(target, v.model) if v.speed_real else None,
+                       "c": passes.profile(label).c if v.speed_real else None,
                        "speed": speedup(base, own) if v.speed_real else None,
                        "identical_prompts": identical, "prompts": len(base.tokens)})
     report(1.0, "Done")

@@ -6,6 +6,8 @@ Costs: its exact output distribution at the lab's prefix (for the next token), h
 the lab's test against it at K samples: the chance the test notices. The exact-match rule costs
 nothing in distribution and much in acceptance: sum p q instead of sum min(p, q).
 """
+from contextlib import nullcontext
+
 import numpy as np
 import torch
 from scipy import stats
@@ -58,10 +60,11 @@ def acceptance_figures(dist: Distributions, sampling: SamplingConfig) -> dict:
 
 
 def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], sampling: SamplingConfig,
-                   n_tokens: int = 48, gamma: int = 4, repeats: int = 3, seed: int = 0,
+                   n_tokens: int = 48, gamma: int = 4, repeats: int = 3, seed: int = 0, hold=nullcontext,
                    progress: Progress | None = None) -> list[dict]:
     """For each rule, on `prompts`: measured acceptance rate (accepted / drafted), tokens per target
-    pass, and speedup over plain sampling (median and quartiles of paired ratios, interleaved runs)."""
+    pass, and speedup over plain sampling (median and range of repetition-by-repetition ratios,
+    interleaved runs, `hold` taken around each run)."""
     if sampling.greedy:
         raise ValueError("sampling must have a temperature above 0: the rules differ in how they use chance")
     plain = lambda ids: autoregressive_generate(target, ids, n_tokens, sampling, seed=seed, eos_token_id=None)
@@ -69,10 +72,10 @@ def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], s
                                                          sampling=sampling, seed=seed, eos_token_id=None,
                                                          trace=False, rule=rule)
     runs = interleaved_runs({PLAIN: plain, **{rule.name: spec(rule) for rule in rules}}, prompts, repeats,
-                            progress=progress)
+                            hold=hold, progress=progress)
     rows = []
     for rule in rules:
-        results = list(runs[rule.name].results.values())
+        results = runs[rule.name].results
         drafted, accepted = sum(r.drafted for r in results), sum(r.accepted for r in results)
         tokens, passes = sum(len(r.tokens) for r in results), sum(r.target_passes for r in results)
         rows.append({"rule": rule.name, "acceptance": accepted / drafted if drafted else None,

@@ -67,3 +67,28 @@ def test_second_press_is_served_from_the_cache(measured):
     measured.run()
     assert measured.button(key="sl_fidelity_run").label == "Measure again"
     assert len(table(measured, "method")) == 7
+
+
+# --- Identical Outputs: the shipped rules ---------------------------------------------------------------
+
+def test_lab_shows_the_lossy_rules_failing_with_their_gains_beside_them():
+    """Default settings = the documented run: exact and exact-match pass, each lossy rule fails with
+    power near 1, and the exact-match rule accepts less than the exact rule."""
+    at = page("chapters/identical_outputs.py", max_new=8)
+    at.button(key="id_shipped").click().run(timeout=600)
+    assert not at.exception, at.exception
+    rows = table(at, "rule").set_index("rule")
+    from specdec_core import lossy
+    from specdec_core.exact_match import EXACT_MATCH
+    from specdec_core.sampler import EXACT
+    assert rows.loc[EXACT.name, "verdict"] == rows.loc[EXACT_MATCH.name, "verdict"] == "passes"
+    power = [c for c in rows.columns if c.startswith("power at K")][0]
+    for name in lossy.RULES:
+        assert rows.loc[name, "verdict"] == "FAILS"
+        assert float(rows.loc[name, power]) > 0.99
+    accept = "acceptance (accepted / drafted)"
+    assert float(rows.loc[EXACT_MATCH.name, accept]) < float(rows.loc[EXACT.name, accept])
+    assert float(rows.loc[lossy.RELAXED.name, accept]) > float(rows.loc[EXACT.name, accept])
+    assert rows.loc[EXACT.name, "speedup vs plain sampling"].endswith("runs)")
+    text = " ".join(m.value for m in at.markdown)
+    assert "Σ p·q" in text and "Σ min(p, q)" in text

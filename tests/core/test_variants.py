@@ -156,7 +156,7 @@ def test_fidelity_report_on_a_tiny_pair(target, small_pair):
     spec = rows[fidelity.SPECULATIVE]
     assert spec["distance"] < 1e-9 and spec["free_running_agreement"] == 1.0 and spec["identical_prompts"] == 2
     assert rows["int8 weights"]["speed"] is None and rows["4-bit weights"]["speed"] is None  # simulated
-    assert rows["first 1 of 3 layers"]["speed"]["n"] == 4  # 2 repetitions x 2 prompts, paired
+    assert rows["first 1 of 3 layers"]["speed"].n == 2  # one ratio per interleaved repetition
     bridge = {b["drafter"]: b for b in rep.bridge}
     assert all(b["identical_prompts"] == 2 for b in bridge.values())  # exact again, whatever drafts
     assert bridge["distilled drafter"]["bundled"] and bridge["int8 weights"]["c"] is None
