@@ -27,7 +27,7 @@ SHIPPED_WHY = {
                         f"p(x) > min({lossy.TYPICAL_EPSILON:g}, {lossy.TYPICAL_DELTA:g} · e^(−H(p))) with H the entropy "
                         "of the target's row, whatever q was; after a rejection draw from p itself. It never looks at "
                         "q, so an unlikely draft is always refused and a plausible one always kept.",
-    lossy.RELAXED.name: f"Relaxed acceptance (TensorRT-LLM, for multi-token prediction): keep the draft when it is among "
+    lossy.RELAXED.name: f"Relaxed acceptance (after TensorRT-LLM's, for multi-token prediction): keep the draft when it is among "
                         f"the target's top {lossy.RELAXED_TOP_K} tokens or within {lossy.RELAXED_DELTA:g} of its top "
                         "probability, otherwise apply the exact rule. It keeps every draft the exact rule keeps, and "
                         "more: the target's second choice comes out as often as the drafter proposes it. It works in "

@@ -15,6 +15,7 @@ MAX_GRID_TOKENS = 48  # more columns than this stop being readable
 NGRAM = "n-gram lookup (no model)"
 FID_PROMPTS, FID_TOKENS, FID_REPEATS = 3, 64, 3  # the lossless-vs-lossy measurement: a minute or two here
 QUANTISED = ("int8 weights", "4-bit weights")
+MAX_COPY_PARAMS = 50_000_000  # five copies of a bigger target would take gigabytes of a shared server's memory
 FID_SYMBOLS = {"lower precision": "diamond", "fewer layers": "triangle-up", "distilled": "square",
                "speculative": "star"}
 FID_COLORS = {"lower precision": chips.KINDS["corrective"].color, "fewer layers": chips.KINDS["rejected"].color,
@@ -143,6 +144,11 @@ stored_fid = fidelity_store().get(fid_key)
 if st.button("Measure the comparison" if stored_fid is None else "Measure again", key="sl_fidelity_run",
              icon=":material/balance:", help=f"{FID_PROMPTS} held-out prompts × {FID_TOKENS} tokens × {FID_REPEATS} "
              "interleaved repetitions; a minute or two, once per server process."):
+    if pair.target_params > MAX_COPY_PARAMS:
+        st.info(f"The comparison makes five copies of the target; this one has {pair.target_params / 1e6:.0f}M "
+                f"parameters, more than the {MAX_COPY_PARAMS / 1e6:.0f}M this server copies. Switch to the bundled "
+                "pair in the sidebar to run it.", icon=":material/memory:")
+        st.stop()
     try:
         with st.spinner("Making the lossy copies of the target (once per server process)…", show_time=True):
             variants = lossy_variants(models.pair_key(pair), pair)

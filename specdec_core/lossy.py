@@ -6,11 +6,12 @@ passes; `RULES` maps each rule's name to a `Rule` usable as `speculative_generat
 - Typical acceptance (Cai et al., "Medusa", 2024; vLLM's TypicalAcceptanceSampler): keep a draft
   when the target finds it plausible enough, p(x) > min(epsilon, delta * exp(-H(p))), whatever q
   was; after a rejection, draw from p itself. High-entropy positions lower the bar.
-- Relaxed acceptance (TensorRT-LLM's relaxed acceptance for multi-token prediction): keep a draft
-  when it is among the target's top_k tokens, or within delta of the target's top probability;
-  otherwise judge it by the exact rule. In greedy mode p is one-hot and cannot rank, so the rule
-  ranks the target's raw logits (softmax at temperature 1): unlike the exact rule, it can then emit
-  a token that is not the target's argmax.
+- Relaxed acceptance: keep a draft when it is among the target's top_k tokens, or within delta of
+  the target's top probability; otherwise judge it by the exact rule. TensorRT-LLM's relaxed
+  acceptance for multi-token prediction (relaxed_topk, relaxed_delta) keeps a draft that is among
+  the top candidates AND close to the top; this is the looser either-or form of the same idea. In
+  greedy mode p is one-hot and cannot rank, so the rule ranks the target's raw logits (softmax at
+  temperature 1): unlike the exact rule, it can then emit a token that is not the target's argmax.
 
 Defaults follow the published ones where there are some (Medusa's epsilon 0.09, delta 0.3).
 """

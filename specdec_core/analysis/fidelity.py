@@ -245,9 +245,10 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
                 passes.add(r, label)
 
     report(0.9, "Agreement and distance, teacher-forced…")
-    rows = [_row(name, v.kind, v.how, teacher_forced(target, v.model, prompts), runs[name], base, v.speed_real)
-            for name, v in variants.items()]
-    exact = speculative_teacher_forced(target, draft, prompts)
+    with hold():
+        forced = {name: teacher_forced(target, v.model, prompts) for name, v in variants.items()}
+        exact = speculative_teacher_forced(target, draft, prompts)
+    rows = [_row(name, v.kind, v.how, forced[name], runs[name], base, v.speed_real) for name, v in variants.items()]
     rows.append({**_row(SPECULATIVE, "speculative", f"the fp32 target, drafted by the bundled drafter (γ = {gamma})",
                         exact, runs[SPECULATIVE], base, True), "max_distance": exact["max_distance"]})
 
