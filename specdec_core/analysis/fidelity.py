@@ -12,11 +12,10 @@ Speculative decoding's row is not assumed: its per-position output distribution 
 real p and q with the exact rule, min(p, q) + (1 - sum min(p, q)) * residual, and compared with p
 (zero up to float rounding), and its greedy output is compared with the target's token by token.
 
-Speed is measured the project's one way: every contestant decodes every prompt in each repetition,
-interleaved (the order reversed every other repetition, so no contestant always runs at the same
-moment of a repetition), and the figure is the median over (repetition, prompt) of the paired ratio
-target seconds per token / contestant seconds per token, prefill left out, with its spread.
-A variant that is only simulated here has no speed: it runs once, for its tokens.
+Speed is measured the project's one way (`analysis.measure`): every contestant decodes every prompt
+once per repetition, the contestants interleaved (A B C, then C B A), and the figure is the median of
+the repetitions' ratios, fp32 target seconds per token / contestant seconds per token (prefill left
+out), with their range. A variant that is only simulated here has no speed: it runs once, for its tokens.
 """
 import json
 import statistics
