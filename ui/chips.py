@@ -98,3 +98,19 @@ def show(html_text: str) -> None:
 
 def show_legend(kinds=SPEC_KINDS) -> None:
     st.html(legend(kinds))
+
+
+def first_difference_html(tokenizer, tokens, first: int | None, label: str) -> str:
+    """A continuation as running text with its first differing token marked by a bracketed ≠ label, a
+    thick underline and a colour (never colour alone); the tokens after it dimmed. Text is escaped."""
+    texts = token_strings(tokenizer, tokens)
+    if first is None:
+        body = escape("".join(texts))
+    else:
+        mark = (f'<mark style="background:#F0E442;color:#000;border-bottom:3px solid #000;font-weight:700" '
+                f'title="first token that differs">[≠ {_visible(texts[first])}]</mark>' if first < len(texts) else
+                '<mark style="background:#F0E442;color:#000">[≠ ended early]</mark>')
+        rest = escape("".join(texts[first + 1:]))
+        body = f'{escape("".join(texts[:first]))}{mark}<span style="opacity:0.6">{rest}</span>'
+    return (f'<div class="tok-diff" style="font-family:ui-monospace,monospace;font-size:0.95em;white-space:pre-wrap">'
+            f'<b>{escape(label)}:</b> {body}</div>')
