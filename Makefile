@@ -21,9 +21,16 @@ test: .venv/ready
 	scripts/ensure_chromium.sh
 	$(PY) -m pytest -q
 
+# The core and app tests without the browser and the slow statistical/training ones (a few minutes less).
+test-fast: .venv/ready
+	$(PY) -m pytest -q -m "not browser and not slow" tests/core tests/app
+
+lint: .venv/ready
+	$(PY) -m ruff check .
+
 # Real-browser screenshots of every chapter into docs/screenshots/ (for the README).
 screenshots: .venv/ready
 	scripts/ensure_chromium.sh
 	scripts/refresh_screenshots.sh
 
-.PHONY: run dev test screenshots
+.PHONY: run dev test test-fast lint screenshots

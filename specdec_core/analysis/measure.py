@@ -228,11 +228,11 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
 # --- isolated passes (the Serial Tax chart, the benchmark's comparison profile) ------------------------
 
 @torch.inference_mode()
-def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3) -> float:
+def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3, forward: str = "core") -> float:
     """Median seconds of ONE forward pass over k new positions after `context` cached tokens."""
     vocab = model.get_output_embeddings().weight.shape[0]
     g = torch.Generator().manual_seed(0)
-    lm = CachedLM(model)
+    lm = CachedLM(model, forward)
     lm.prefill(torch.randint(0, vocab, (context,), generator=g).tolist())
     new = torch.randint(0, vocab, (k,), generator=g).tolist()
     times = []
@@ -252,14 +252,16 @@ def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, 
     return {k: measured(ts) for k, ts in interleave(runs, repeats, hold, progress).items()}
 
 
-def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30) -> CostProfile:
+def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
+                 forward: str = "core") -> CostProfile:
     """c and v(k) from isolated passes, with the same interleaving and medians as every other figure
     (`repeats` passes per pass kind in all, in repetitions of three)."""
     rounds = max(1, repeats // 3)
-    runs = {("draft", 1): lambda: pass_cost(draft, 1, context, repeats=3, warmup=1)}
-    runs.update({("target", k): (lambda k=k: pass_cost(target, k, context, repeats=3, warmup=1)) for k in ks})
+    runs = {("draft", 1): lambda: pass_cost(draft, 1, context, repeats=3, warmup=1, forward=forward)}
+    runs.update({("target", k): (lambda k=k: pass_cost(target, k, context, repeats=3, warmup=1, forward=forward))
+                 for k in ks})
     if ("target", 1) not in runs:
-        runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1)
+        runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
     med = {name: statistics.median(ts) for name, ts in interleave(runs, rounds).items()}
     return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
