@@ -10,6 +10,7 @@
    then the same request through the library in this process (`race.live_race`, the function the page
    calls, same torch threads), `--clicks` times.
 3. The same again with `--busy` background processes, each a pure-Python busy loop.
+Each phase also prints c of the two bundled drafters (one architecture) from the same short runs.
 
 Prints both medians, their ratio, the spread (max/min over the clicks) and the idle CPU, each against
 its target (2-core machine): app within 10% of the library; max/min over the clicks <= 1.2; idle server
@@ -148,6 +149,20 @@ def library_clicks(request: dict, clicks: int, repeats: int) -> list[dict]:
     return out
 
 
+def same_architecture_c(request: dict, repeats: int = 3) -> None:
+    """c of every bundled drafter from the same short runs (the pages' calibration): drafters of one
+    architecture should get the same c."""
+    from specdec_core.analysis import measure
+    from specdec_core.pairs import load_pair
+
+    pair = load_pair(request["pair"])
+    ids = pair.tokenizer.encode(request["prompt"])
+    c = measure.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
+    ratio = max(c.values()) / min(c.values())
+    print("  c from the runs' passes: " + ", ".join(f"{label} {value:.4f}" for label, value in c.items())
+          + f"; max/min {ratio:.3f}  [{verdict(ratio <= 1.10)} same architecture within 10%]")
+
+
 # --- report ---------------------------------------------------------------------------------------------
 
 def verdict(ok: bool) -> str:
@@ -216,6 +231,7 @@ def main() -> int:
                     after = cpu_share(server.pid)
                     lib = library_clicks(request, args.clicks, repeats)
                     results[phase] = summary(f"{phase} (load average {os.getloadavg()[0]:.2f})", app, lib)
+                    same_architecture_c(request)
                     print(f"  server CPU: idle {100 * idle:.1f}% of a core, right after the clicks {100 * after:.1f}%  "
                           f"[{verdict(max(idle, after) <= 0.02)} <= 2%]")
                 finally:
