@@ -64,6 +64,9 @@ def test_race_greedy_lanes_produce_identical_texts():
     assert live.speedups.n == 5 and metric(at, "Measured speedup") == f"{live.speedup:.2f}×"
     spread = live.speedups.text()  # "1.62× (1.55–1.70, 5 runs)", in a caption or, when busy, a warning
     assert any(spread in el.value for el in [*at.caption, *at.warning])
+    elapsed = [m.value for m in at.metric if m.label == "Elapsed"]  # the lanes show their wall-clock times
+    assert elapsed == [f"{live.standard.elapsed * 1e3:.0f} ms", f"{live.speculative.elapsed * 1e3:.0f} ms"]
+    assert live.standard.result.total_s <= live.standard.elapsed  # nothing subtracted from the wall clock
     spec = chart(at, "race_chart")
     assert [t["name"] for t in spec["data"]] == ["standard", "speculative"]
     assert spec["data"][0]["y"][-1] == 12 == spec["data"][1]["y"][-1]
