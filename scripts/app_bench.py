@@ -4,11 +4,12 @@
 
 1. Starts `streamlit run app.py` on its own port with the shipped .streamlit/config.toml (no file
    watcher), and times the first visit of the fresh server and every chapter's first paint (warm).
-2. Quiet machine: the server's idle CPU over 10 s; then headless Chromium presses *Start the race* on
-   the Wall-Clock Race `--clicks` times and reads the metric `Measured speedup` (each click: the median
-   of the page's interleaved races) and the lanes' median times; the server's CPU over 10 s right after;
-   then the same request through the library in this process (`race.live_race`, the function the page
-   calls, same torch threads), `--clicks` times.
+2. Quiet machine: the server's idle CPU over 10 s; then, taking turns (app first, then library first,
+   ...), headless Chromium presses *Start the race* on the Wall-Clock Race and reads the metric
+   `Measured speedup` (each click: the median of the page's interleaved races) and the lanes' median
+   times, and the same request runs through the library in this process (`race.live_race`, the
+   function the page calls, same torch threads), `--clicks` times each; the server's CPU over 10 s
+   right after.
 3. The same again with `--busy` background processes, each a pure-Python busy loop.
 Each phase also prints c of the two bundled drafters (one architecture) from the same short runs.
 
@@ -107,46 +108,57 @@ def first_paints(browser, url: str, paths: list[str]) -> list[tuple[str, float]]
     return out
 
 
-def app_clicks(browser, url: str, query: str, clicks: int) -> list[dict]:
-    """Press Start the race `clicks` times; each click's median speedup and lane times as the page shows them."""
+def open_race(browser, url: str, query: str):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{url}/race?{query}", wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stHeading"]', timeout=TIMEOUT_MS)
     wait_idle(page)
-    out = []
-    for _ in range(clicks):
-        t0 = time.perf_counter()
-        page.locator(".st-key-race_run button").first.click()
-        wait_idle(page, after_action=True)
-        text = page.locator('[data-testid="stMain"]').inner_text()
-        lanes = re.search(r"Standard lane (\d+) ms .*?; speculative lane (\d+) ms", text)
-        out.append({"speedup": float(metric(page, "Measured speedup").rstrip("×")), "seconds": time.perf_counter() - t0,
-                    "standard_ms": float(lanes.group(1)), "speculative_ms": float(lanes.group(2))})
-        assert page.locator('[data-testid="stException"]').count() == 0, "the race page shows an exception"
-    page.close()
-    return out
+    return page
+
+
+def app_click(page) -> dict:
+    """Press Start the race once: the click's median speedup and lane times as the page shows them."""
+    t0 = time.perf_counter()
+    page.locator(".st-key-race_run button").first.click()
+    wait_idle(page, after_action=True)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    lanes = re.search(r"Standard lane (\d+) ms .*?; speculative lane (\d+) ms", text)
+    assert page.locator('[data-testid="stException"]').count() == 0, "the race page shows an exception"
+    return {"speedup": float(metric(page, "Measured speedup").rstrip("×")), "seconds": time.perf_counter() - t0,
+            "standard_ms": float(lanes.group(1)), "speculative_ms": float(lanes.group(2))}
 
 
 # --- the library ----------------------------------------------------------------------------------------
 
-def library_clicks(request: dict, clicks: int, repeats: int) -> list[dict]:
-    """The same request through the library, as the page makes it: race.live_race, `clicks` times."""
-    import torch
-    from specdec_core.analysis import race
-    from specdec_core.pairs import load_pair
-    from ui import operator
+class Library:
+    """The same request through the library, as the page makes it (race.live_race, the server's threads)."""
 
-    torch.set_num_threads(operator.torch_threads())  # the server's setting (ui.models.configure_torch)
-    pair = load_pair(request["pair"])
-    ids = pair.tokenizer.encode(request["prompt"])
-    race.warm_up(pair.target, pair.draft, ids, request["gamma"])
-    out = []
-    for _ in range(clicks):
-        r = race.live_race(pair.target, pair.draft, ids, request["gamma"], request["max_new_tokens"],
-                           request["sampling"], request["seed"], repeats=repeats, warm=False)
-        out.append({"speedup": round(r.speedup, 2), "standard_ms": 1e3 * r.standard_s.median,
-                    "speculative_ms": 1e3 * r.speculative_s.median})
-    return out
+    def __init__(self, request: dict, repeats: int):
+        import torch
+        from specdec_core.analysis import race
+        from specdec_core.pairs import load_pair
+        from ui import operator
+
+        torch.set_num_threads(operator.torch_threads())  # the server's setting (ui.models.configure_torch)
+        self.race, self.request, self.repeats = race, request, repeats
+        self.pair = load_pair(request["pair"])
+        self.ids = self.pair.tokenizer.encode(request["prompt"])
+        race.warm_up(self.pair.target, self.pair.draft, self.ids, request["gamma"])
+
+    def click(self) -> dict:
+        q, p = self.request, self.pair
+        r = self.race.live_race(p.target, p.draft, self.ids, q["gamma"], q["max_new_tokens"], q["sampling"], q["seed"],
+                                repeats=self.repeats, warm=False)
+        return {"speedup": round(r.speedup, 2), "standard_ms": 1e3 * r.standard_s.median,
+                "speculative_ms": 1e3 * r.speculative_s.median}
+
+
+def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
+    """App and library take turns, app first in even rounds and library first in odd ones (the
+    method the app itself uses), so a busy moment of the machine hits both alike."""
+    from specdec_core.analysis.measure import interleave
+    out = interleave({"app": lambda: app_click(page), "library": library.click}, clicks)
+    return out["app"], out["library"]
 
 
 def same_architecture_c(request: dict, repeats: int = 3) -> None:
@@ -213,6 +225,7 @@ def main() -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            library = Library(request, repeats)
             # The fresh server's first visit: the race, which loads the models and times this machine's passes.
             fresh = first_paints(browser, url, ["race"])
             print(f"\nfirst visit of the fresh server (Wall-Clock Race: models loaded, passes timed): "
@@ -227,9 +240,10 @@ def main() -> int:
                 try:
                     time.sleep(1 if n_busy else 0)
                     idle = cpu_share(server.pid)
-                    app = app_clicks(browser, url, query, args.clicks)
+                    page = open_race(browser, url, query)
+                    app, lib = clicks_interleaved(page, library, args.clicks)
+                    page.close()
                     after = cpu_share(server.pid)
-                    lib = library_clicks(request, args.clicks, repeats)
                     results[phase] = summary(f"{phase} (load average {os.getloadavg()[0]:.2f})", app, lib)
                     same_architecture_c(request)
                     print(f"  server CPU: idle {100 * idle:.1f}% of a core, right after the clicks {100 * after:.1f}%  "
