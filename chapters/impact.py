@@ -83,21 +83,22 @@ with st.expander("The prompt"):
     st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
 drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
             NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
-st.caption(f"Every drafter proposes γ = {s.gamma} tokens per round for the same target, prompt, {s.describe_sampling()} "
-           f"and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, {SHOOTOUT_REPEATS} times "
-           "over in alternating order; a speedup is the median over those repetitions of plain time / drafter time "
-           "(prompt processing excluded), and c comes from the draft passes these runs made.")
+st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, "
+           f"{s.describe_sampling()} and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, "
+           f"{SHOOTOUT_REPEATS} times over in alternating order; a speedup is the median over those repetitions of plain "
+           "time / drafter time (prompt processing excluded), and c comes from the draft passes these runs made.")
 signature = (models.pair_key(pair), s.signature(), which)
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
          slot=False, type="primary", icon=":material/emoji_events:",
-         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling,
-                                                             s.seed, repeats=SHOOTOUT_REPEATS, progress=progress,
-                                                             hold=demo.hold("your shoot-out"))})
+         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.draft_policy, max_new,
+                                                             s.sampling, s.seed, repeats=SHOOTOUT_REPEATS,
+                                                             progress=progress, hold=demo.hold("your shoot-out"))})
 stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
 if stored:
     rows = stored["out"]["rows"]
     table = [{"drafter": r["drafter"], "measured α": round(r["alpha"], 3) if r["alpha"] == r["alpha"] else None,
               "tokens per target pass": round(r["tokens_per_pass"], 2),
+              "mean acceptance length": round(r["mean_acceptance_length"], 2),
               "draft passes per token": round(r["draft_passes_per_token"], 2),
               "c (draft pass / target pass)": round(r["c"], 3),
               "speedup (measured, median)": round(r["speedup"], 2),
