@@ -78,7 +78,8 @@ def replay(live: race.LiveRace) -> None:
 def run_race(progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
-    with admission.slot("your race"), st.spinner("Warming up both decoders (untimed)…"):
+    progress(0.0, "Warming up both decoders (untimed)…")
+    with admission.slot("your race"):
         race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
     return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
                                    repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}

@@ -30,6 +30,14 @@ def test_home_shows_paper_and_measured_figures():
     assert any("measured here" in c.value for c in at.caption)
 
 
+def test_home_measures_the_speedup_behind_a_button_and_shows_its_spread():
+    at = page("chapters/home.py", max_new=10, temp=0, seed=3)
+    at.button(key="home_speedup").click().run()
+    assert not at.exception
+    assert re.fullmatch(r"\d+\.\d\d×", metric(at, "Wall-clock speedup here"))
+    assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 5 runs\)", el.value) for el in [*at.caption, *at.warning])
+
+
 # --- The Serial Tax -----------------------------------------------------------------------------------
 
 def test_serial_tax_decode_counts_one_pass_per_token():
@@ -160,6 +168,8 @@ def test_alpha_dial_measures_each_drafter(pair):
     assert list(measured["results"]) == list(pair.drafts)
     for res in measured["results"].values():
         assert 0 <= res["alpha"] <= 1 and res["tokens_per_pass"] >= 1 and res["rounds"] == 10
+        assert res["measured"].n == 3 and res["measured"].median == res["speedup"] and res["c"] > 0
+    assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 3 runs\)", el.value) for el in [*at.caption, *at.warning])
     table = at.dataframe[-1].value
     assert list(table["drafter"]) == list(pair.drafts)
     spec = chart(at, "ad_by_position")
