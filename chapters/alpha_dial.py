@@ -86,12 +86,12 @@ def explorer() -> None:
         for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
             g_m = measured["gamma"]
             fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
-                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")))
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)))
             fig_e.add_scatter(x=GAMMA_AXIS, y=[theory.expected_tokens(res["alpha"], g_) for g_ in GAMMA_AXIS],
                               mode="lines", line=dict(dash="dash", color=color), showlegend=False,
                               hovertemplate=f"theory at measured α = {res['alpha']:.2f}<extra></extra>")
             fig_s.add_scatter(x=[g_m], y=[res["speedup"]], mode="markers", showlegend=False,
-                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")),
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)),
                               hovertemplate=f"measured wall-clock speedup, {label}: %{{y:.2f}}×<extra></extra>")
     fig_e.update_layout(title="Expected tokens per target pass", xaxis_title="γ", yaxis_title="tokens",
                         height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))

@@ -31,7 +31,7 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
             "identical": best_spec.tokens == best_plain.tokens}
 
 
-st.title(layout.TITLE)
+st.header(layout.TITLE)  # every chapter opens with a header, then subheaders
 layout.intro(
     "A big language model writes one token per full pass of the network, and most of the machine waits "
     "while it does. Speculative decoding lets a small drafter guess a few tokens ahead and has the big "

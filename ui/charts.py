@@ -1,15 +1,27 @@
 """Plotly pieces shared by pages: probability bars over tokens, and consistent colours.
 
+The colours (P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK) follow the viewer's theme (ui/palette.py),
+so they are looked up on each use rather than fixed when this module is imported.
 Plotly renders a subset of HTML inside text (<br>, <b>, <a>…), so token labels are escaped too.
 """
 import plotly.graph_objects as go
 
-from .chips import KINDS, escape
+from . import palette
+from .chips import escape
 
-P_COLOR = KINDS["bonus"].color  # the target's distribution p
-Q_COLOR = KINDS["drafted"].color  # the drafter's distribution q
-RESIDUAL_COLOR = KINDS["corrective"].color
-MUTED = "#999999"
+_ROLES = {
+    "P_COLOR": "bonus",  # the target's distribution p
+    "Q_COLOR": "drafted",  # the drafter's distribution q
+    "RESIDUAL_COLOR": "corrective",  # the residual max(0, p - q)
+    "MUTED": "muted",  # reference lines, the exact distribution
+    "INK": "ink",  # outlines and rules: black on light, white on dark
+}
+
+
+def __getattr__(name: str) -> str:
+    if name in _ROLES:
+        return palette.color(_ROLES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def token_label(text: str) -> str:
@@ -37,7 +49,7 @@ def prob_bars(top, tokenizer, title: str, color: str, highlight: int | None = No
     fig = go.Figure(go.Bar(
         x=[p for _, p in top], y=labels_for(tokenizer, ids), orientation="h",
         marker_color=[highlight_color or color if t == highlight else color for t in ids],
-        marker_line_width=[3 if t == highlight else 0 for t in ids], marker_line_color="#000000",
+        marker_line_width=[3 if t == highlight else 0 for t in ids], marker_line_color=palette.color("ink"),
         text=[f"{p:.3f}" for _, p in top], textposition="auto",
         hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=dict(text=title, font_size=13), height=height, margin=dict(l=8, r=8, t=36, b=8),

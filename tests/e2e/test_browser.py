@@ -1,8 +1,10 @@
 """Real-browser tests: `streamlit run app.py` on a free local port, driven by headless Chromium
 (Debian's `chromium` through Playwright's `executable_path`; never Playwright's own download).
 
-Every chapter: open it, wait until the script is not running, check that no exception is shown, use its
-main control once, wait again, check again, and save a screenshot. Screenshots go to
+Every chapter, in the light and in the dark theme: open it, wait until the script is not running, check
+that no exception is shown, use its main control once, wait again, check again, then check it for
+accessibility (tests/e2e/accessibility.py: axe-core's WCAG A/AA rules, chart contrast and type, and in
+the light theme nothing cut at projector sizes) and save a screenshot at 1280×720. Screenshots go to
 $SPECDEC_SCREENSHOTS (default: tmp/screenshots/, git-ignored); scripts/refresh_screenshots.sh copies
 them to docs/screenshots/ for the README.
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+import accessibility
 from ui import chapters, layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +35,8 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
 START_TIMEOUT_S = 120
 SCRIPT_TIMEOUT_MS = 240_000  # the first page of a fresh server loads the models and times passes
-VIEWPORT = {"width": 1400, "height": 1000}
+VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector
+THEMES = ("light", "dark")  # Streamlit follows the browser's colour scheme
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"no Chromium at {CHROMIUM} (run scripts/ensure_chromium.sh)")
@@ -188,10 +192,11 @@ def test_every_chapter_has_an_action():
     assert sorted(ACTIONS) == sorted(Path(c.path).stem for c in chapters.CHAPTERS)
 
 
+@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("chapter", chapters.CHAPTERS, ids=lambda c: Path(c.path).stem)
-def test_page_in_a_real_browser(server, browser, chapter):
+def test_page_in_a_real_browser(server, browser, chapter, theme):
     name = Path(chapter.path).stem
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=theme)
     page = context.new_page()
     try:
         path = "" if chapter is chapters.CHAPTERS[0] else name
@@ -209,11 +214,21 @@ def test_page_in_a_real_browser(server, browser, chapter):
         result.wait_for(state="visible", timeout=SCRIPT_TIMEOUT_MS)
         wait_idle(page)
         assert_no_exception(page, f"{name} (after its main control)")
-
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        result.scroll_into_view_if_needed()
         page.wait_for_timeout(500)  # let charts finish their transition
-        page.screenshot(path=str(SHOTS / f"{chapters.CHAPTERS.index(chapter):02d}-{name}.png"))
+
+        problems = {"axe-core findings": accessibility.axe_findings(page),
+                    "chart marks under 3:1": accessibility.low_contrast_chart_marks(page),
+                    "chart text under 12 px": accessibility.small_chart_text(page)}
+        if theme == "light":  # sizes do not depend on the theme
+            problems["cut at projector sizes"] = accessibility.cut_at_projector_sizes(page)
+            page.set_viewport_size(VIEWPORT)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            result.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(SHOTS / f"{chapters.CHAPTERS.index(chapter):02d}-{name}.png"))
+        problems = {k: v for k, v in problems.items() if v}
+        assert not problems, f"{name}, {theme} theme: " + "\n".join(
+            f"{k}:\n  " + "\n  ".join(map(str, v)) for k, v in problems.items())
     finally:
         context.close()
 
