@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
-from ui import admission, charts, chips, layout, measure, models, operator, settings
+from ui import admission, charts, chips, layout, measure, models, operator, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -117,15 +117,15 @@ for alpha, gamma, ops, speed in PAPER_TABLE_1:
     rows.append({"α": alpha, "γ": gamma, "operations (paper)": ops, "operations (this app)": round(ours_ops, 4),
                  "speed (paper)": speed, "speed (this app)": round(ours_speed, 4),
                  "match": "✓" if (round(ours_ops, 2), round(ours_speed, 2)) == (ops, speed) else "✗"})
-st.dataframe(rows, hide_index=True, key="ad_table1")
+tables.show(rows, key="ad_table1")
 st.caption(f"{layout.paper_badge()} Leviathan, Kalman & Matias (2022), Table 1: total arithmetic and speed "
            "against plain decoding for several α and γ, with free drafts (c = ĉ = 0). *This app* columns come "
            "from `specdec_core.theory` (expected_operations_increase, walltime_improvement); ✓ means they agree "
            "to the paper's two decimals.")
 with st.expander("The paper's measured T5-XXL results (Table 2), next to the formula with free drafts"):
-    st.dataframe([{"task": t, "drafter": d, "temperature": temp, "γ": g_, "α": a_, "speed (paper, measured)": sp,
+    tables.show([{"task": t, "drafter": d, "temperature": temp, "γ": g_, "α": a_, "speed (paper, measured)": sp,
                    "E[tokens per pass] = speed if c = 0": round(theory.expected_tokens(a_, g_), 2)}
-                  for t, d, temp, g_, a_, sp in PAPER_TABLE_2], hide_index=True, key="ad_table2")
+                  for t, d, temp, g_, a_, sp in PAPER_TABLE_2], key="ad_table2")
     st.caption(f"{layout.paper_badge()} T5-XXL (11B) target on a TPU-v4. The measured speed stays below the "
                "c = 0 ceiling because real drafters cost something: larger drafters agree more (higher α) but "
                "cost more (higher c), and T5-small wins.")
@@ -206,7 +206,7 @@ else:
                       "speedup (formula, paper's v = 1)": round(theory.walltime_improvement(res["alpha"], g_m, c_label), 2),
                       "speedup (formula, this machine's v)": round(theory.speedup(res["alpha"], g_m, c_label, profile.v), 2),
                       "rounds": res["rounds"]})
-    st.dataframe(table, hide_index=True, key="ad_measured_table")
+    tables.show(table, key="ad_measured_table")
     st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
                "draft the target judged; its expectation is the paper's α = Σ min(p, q).")
 

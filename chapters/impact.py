@@ -111,7 +111,7 @@ if stored:
               "c (draft pass / target pass)": round(costs[r["drafter"].removeprefix("model: ")], 3)
               if r["drafter"].removeprefix("model: ") in costs else 0.0,
               "speedup (measured)": round(r["speedup"], 2)} for r in rows]
-    st.dataframe(tables.readable(table), hide_index=True, key="im_table")
+    tables.show(table, key="im_table")
     names = [r["drafter"] for r in rows]
     colors = [chips.KINDS[k].color for k in ("accepted", "bonus", "corrective", "rejected", "drafted")][:len(rows)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=("measured α", "tokens per target pass", "speedup (×)"))

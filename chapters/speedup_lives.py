@@ -7,7 +7,7 @@ import streamlit as st
 from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
 from specdec_core.sampling import SamplingConfig
 from specdec_core.analysis.usage import pass_usage, usage_summary
-from ui import admission, chips, layout, models, settings
+from ui import admission, chips, layout, models, settings, tables
 
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable
 NGRAM = "n-gram lookup (no model)"
@@ -101,7 +101,7 @@ st.caption("A used square's distribution is the target's own p at that position,
 st.subheader("Lossless vs everything else")
 st.markdown("Every other common way to make decoding faster changes *what* is computed. Speculative decoding "
             "changes only *when* the target's distributions are computed.")
-st.dataframe([
+tables.show([
     {"method": "Quantisation", "what is computed": "The same network with weights (and maybe activations) stored "
      "in fewer bits", "cost in quality": "Rounding error in every layer; usually small, sometimes not, and it varies by "
      "task", "output distribution": "close to the target's, not equal"},
@@ -114,7 +114,7 @@ st.dataframe([
     {"method": "Speculative decoding", "what is computed": "The full target on every emitted position, plus a cheap "
      "drafter's guesses", "cost in quality": "None: a rejected guess is replaced by a token drawn exactly from the "
      "target's correction", "output distribution": "exactly the target's"},
-], hide_index=True, key="sl_lossless")
+], key="sl_lossless")
 c1, c2 = st.columns(2)
 with c1.container(border=True):
     st.markdown("**The acceleration marketplace**\n\n"

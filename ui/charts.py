@@ -4,6 +4,8 @@ The colours (P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK) follow the viewer's t
 so they are looked up on each use rather than fixed when this module is imported.
 Plotly renders a subset of HTML inside text (<br>, <b>, <a>…), so token labels are escaped too.
 """
+import math
+
 import plotly.graph_objects as go
 
 from . import palette
@@ -22,6 +24,18 @@ def __getattr__(name: str) -> str:
     if name in _ROLES:
         return palette.color(_ROLES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values 1, 2, 5, 10, 20, 50… covering [lo, hi] (lo > 0) for a log axis: plotly's own log
+    ticks label the 2…9 in between at 9 px, too small to read on a projector."""
+    if not 0 < lo <= hi:
+        raise ValueError(f"lo and hi must satisfy 0 < lo <= hi, got lo={lo}, hi={hi}")
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in (1, 2, 5)]
+    below = [t for t in ticks if t <= lo]
+    above = [t for t in ticks if t >= hi]
+    return [t for t in ticks if (below[-1] if below else ticks[0]) <= t <= (above[0] if above else ticks[-1])]
 
 
 def token_label(text: str) -> str:

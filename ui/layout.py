@@ -10,6 +10,9 @@ TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
 # - A metric value that does not fit its column is cut with "…" (the race's "Elapsed" read "116…"
 #   on a projector): its size follows the window (36 px at 1400 px and up, 27 px at 1024) and it
 #   wraps rather than being cut.
+# - A displayed formula is a scroll box (overflow-x: auto); KaTeX's rounding made some 2 px wider than
+#   their box, so they scrolled, unreachable by keyboard (axe: scrollable-region-focusable). A little
+#   room at the sides absorbs that without hiding a formula that is really too wide.
 # - A slider writes its value in the primary colour: the dark theme's red is 3.5:1 there, and a
 #   lighter red would leave the white text of primary buttons under 4.5:1. The value takes the
 #   text colour instead.
@@ -19,6 +22,7 @@ STYLES = """<style>
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
   white-space: normal !important; overflow: visible; text-overflow: clip; overflow-wrap: break-word; }
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { color: inherit !important; }
+[data-testid="stMarkdownContainer"] .katex-display { padding-inline: 4px; }
 </style>"""
 
 

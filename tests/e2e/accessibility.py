@@ -5,12 +5,13 @@
   come from Streamlit itself (STREAMLIT_OWN, also listed in the README's accessibility note).
 - What axe does not look at: the colours of chart lines, markers, bars and rules against the page
   (3:1, WCAG 1.4.11), and the size of chart ticks and legends (12 px at least, for a projector).
-- At projector sizes: no metric value cut short, no table with columns out of sight, no chart wider
+- At projector sizes: no metric value cut short, no table with columns out of sight unless it says it
+  scrolls (ui/tables.py), no chart wider
   than its place, no page wider than the window.
 """
 from axe_playwright_python.sync_playwright import Axe
 
-from ui import palette
+from ui import palette, tables
 
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 FAILING_IMPACTS = ("serious", "critical")
@@ -79,15 +80,17 @@ _CHART_FONTS_JS = """() => [...document.querySelectorAll(
   .map(t => ({text: t.textContent.trim().slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))"""
 
 # Anything cut short at the current window size.
-_CUT_JS = """() => {
+_CUT_JS = """(HINT) => {
   const cut = [];
   const wider = e => e.scrollWidth > e.clientWidth + 1;
   for (const m of document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricValue"] *'))
     if (wider(m)) cut.push('metric value cut: ' + m.textContent.trim().slice(0, 40));
   for (const t of document.querySelectorAll('[data-testid="stDataFrame"]')) {
     const scroller = t.querySelector('.dvn-scroller');
-    if (scroller && wider(scroller) && !t.closest('[data-scroll-hint]'))
-      cut.push('table hides columns: ' + (t.closest('[class*="st-key-"]')?.className.match(/st-key-\\S+/)?.[0] || t.innerText.slice(0, 40)));
+    const next = t.closest('[data-testid="stElementContainer"]')?.nextElementSibling;
+    const hinted = next && next.innerText.includes(HINT);
+    if (scroller && wider(scroller) && !hinted)
+      cut.push('table hides columns without a scroll hint: ' + [...t.querySelectorAll('th, [role=columnheader]')].map(h => h.textContent).slice(0, 4).join(' | '));
   }
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
     const svg = c.querySelector('.main-svg');
@@ -129,5 +132,5 @@ def cut_at_projector_sizes(page) -> list[str]:
     for size in PROJECTOR_SIZES:
         page.set_viewport_size(size)
         page.wait_for_timeout(800)  # let Streamlit and plotly lay out again
-        found += [f"{size['width']}×{size['height']}: {c}" for c in page.evaluate(_CUT_JS)]
+        found += [f"{size['width']}×{size['height']}: {c}" for c in page.evaluate(_CUT_JS, tables.SCROLL_HINT[:20])]
     return found
