@@ -250,3 +250,60 @@ def test_first_click_on_a_fresh_server_counts(browser, tmp_path):
             assert_no_exception(page, "serial_tax on a fresh server")
         finally:
             context.close()
+
+
+# What has keyboard focus, and whether it shows: an outline, or a box-shadow ring, on it or on the
+# nearest element that draws it (a slider's thumb, a radio's visible circle).
+_FOCUSED_JS = """() => {
+  const e = document.activeElement;
+  if (!e || e === document.body) return null;
+  const shows = n => { const s = getComputedStyle(n);
+    return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || (s.boxShadow && s.boxShadow !== 'none'); };
+  let visible = false;
+  for (let n = e, i = 0; n && i < 3 && !visible; n = n.parentElement, i++) visible = shows(n);
+  if (!visible) visible = [...e.parentElement?.querySelectorAll('*') || []].some(shows);
+  const key = e.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1] || '';
+  return {key, tag: e.tagName, role: e.getAttribute('role') || '', text: (e.innerText || e.value || '').trim().slice(0, 30),
+          visible, main: !!e.closest('[data-testid="stMain"]')};
+}"""
+
+
+def test_round_by_round_by_keyboard_alone(server, browser):
+    """Tab reaches every button of the step-through and each one shows focus; Enter works them."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/round_by_round", wait_until="domcontentloaded")
+        page.wait_for_selector(".st-key-rr_next button", timeout=SCRIPT_TIMEOUT_MS)
+        wait_idle(page)
+        controls = page.eval_on_selector_all('[data-testid="stMain"] [class*="st-key-rr_"] button',
+                                             "bs => bs.map(b => b.closest('[class*=\"st-key-\"]').className.match(/st-key-(\\S+)/)[1])")
+        assert {"rr_next", "rr_round"} <= set(controls)
+        reached, unseen = {}, []
+        for _ in range(120):
+            page.keyboard.press("Tab")
+            focused = page.evaluate(_FOCUSED_JS)
+            if focused is None:
+                continue
+            if not focused["visible"]:
+                unseen.append(focused)
+            if focused["key"] in controls:
+                reached.setdefault(focused["key"], focused)
+            if set(controls) <= set(reached):
+                break
+        assert set(reached) == set(controls), f"not reached by Tab: {set(controls) - set(reached)}"
+        assert not unseen, f"focus not shown on: {unseen}"
+
+        before = page.locator('[data-testid="stMarkdownContainer"]:has-text("step 1 of")').count()
+        page.locator(".st-key-rr_next button").focus()
+        page.keyboard.press("Enter")
+        wait_idle(page, after_action=True)
+        page.locator('[data-testid="stMarkdownContainer"]:has-text("step 2 of")').first.wait_for(timeout=60_000)
+        assert before == 1
+        page.locator(".st-key-rr_round button").focus()
+        page.keyboard.press("Enter")  # finish the round: its table of finished rounds appears
+        wait_idle(page, after_action=True)
+        page.locator(".st-key-rr_csv").wait_for(timeout=60_000)
+        assert_no_exception(page, "round_by_round by keyboard")
+    finally:
+        context.close()
