@@ -9,16 +9,28 @@ PORT ?= 8501
 	.venv/bin/pip install --quiet --no-deps -r requirements-train.txt
 	touch .venv/ready
 
+# As lean as the classroom command: .streamlit/config.toml switches the file watcher off.
 run: .venv/ready
 	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+# For developing the app: reload and rerun when a source file is saved (the watcher costs CPU).
+dev: .venv/ready
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 test: .venv/ready
 	scripts/ensure_chromium.sh
 	$(PY) -m pytest -q
+
+# The core and app tests without the browser and the slow statistical/training ones (a few minutes less).
+test-fast: .venv/ready
+	$(PY) -m pytest -q -m "not browser and not slow" tests/core tests/app
+
+lint: .venv/ready
+	$(PY) -m ruff check .
 
 # Real-browser screenshots of every chapter into docs/screenshots/ (for the README).
 screenshots: .venv/ready
 	scripts/ensure_chromium.sh
 	scripts/refresh_screenshots.sh
 
-.PHONY: run test screenshots
+.PHONY: run dev test test-fast lint screenshots

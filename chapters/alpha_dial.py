@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
-from ui import admission, charts, chips, layout, measure, models, operator, settings, tables
+from ui import charts, chips, demo, layout, measure, models, operator, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -143,11 +143,10 @@ st.caption(f"Runs {n_rounds} rounds with each of the pair's {len(pair.drafts)} d
 signature = (models.pair_key(pair), s.signature(), gamma_run, n_rounds)
 
 
-def run_measurement() -> dict:
+def run_measurement(progress) -> dict:
     window = pair.context_length - len(ids)
     budget = max(1, min(window, TOKENS_PER_GENERATION))
     total = n_rounds * len(pair.drafts)
-    bar = st.progress(0.0, text="Running rounds…")
     results, done = {}, 0
     for label, model in pair.drafts.items():
         rounds, spec_s, spec_tokens, seed = [], 0.0, 0, s.seed
@@ -155,7 +154,7 @@ def run_measurement() -> dict:
         def on_round(_round, label=label) -> None:
             nonlocal done
             done += 1
-            bar.progress(min(done / total, 1.0), text=f"Running rounds: {label}, {done} of {total}")
+            progress(done / total, f"Running rounds: {label}, {done} of {total}")
 
         for _ in range(50):  # generations end early at EOS; never loop forever
             if len(rounds) >= n_rounds:
@@ -170,30 +169,23 @@ def run_measurement() -> dict:
         results[label] = {"alpha": measured_alpha(rounds), "tokens_per_pass": tokens_per_round(rounds),
                           "rounds": len(rounds), "s_per_token": spec_s / max(1, spec_tokens),
                           "by_position": acceptance_by_position(rounds, gamma_run)}
-    bar.progress(1.0, text="Timing plain decoding for comparison…")
+    progress(1.0, "Timing plain decoding for comparison…")
     plain = autoregressive_generate(pair.target, ids, min(budget, 64), s.sampling, seed=s.seed)
     base = (plain.total_s - plain.prefill_s) / max(1, len(plain.tokens))
     for res in results.values():
         res["speedup"] = base / res["s_per_token"]
-    bar.empty()
-    return {"signature": signature, "gamma": gamma_run, "results": results}
+    return {"gamma": gamma_run, "results": results}
 
 
-if st.button(f"Run {n_rounds} rounds per drafter", key="ad_run", type="primary", icon=":material/play_arrow:"):
-    try:
-        with admission.slot("the measurement"):
-            st.session_state["ad_measured"] = run_measurement()
-    except ValueError as err:
-        st.error(f"Could not run: {err}")
+if demo.run(f"Run {n_rounds} rounds per drafter", key="ad_run", state="ad_measured", signature=signature,
+            work=run_measurement, what="the measurement", progress_text="Running rounds…", type="primary",
+            icon=":material/play_arrow:"):
     st.rerun()  # redraw the theory charts with the measured points
 
-measured = st.session_state.get("ad_measured")
+measured = demo.latest("ad_measured", signature, stale="note", again="Run")
 if not measured:
     st.caption("Press **Run** to measure; the results are laid over the charts above.")
 else:
-    if measured["signature"] != signature:
-        st.info("These results are from earlier settings; press **Run** to measure the current ones.",
-                icon=":material/history:")
     g_m = measured["gamma"]
     table = []
     for label, res in measured["results"].items():

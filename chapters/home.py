@@ -13,7 +13,7 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
              top_k: int, top_p: float, seed: int, _pair) -> dict:
     """One speculative and one plain generation of the same request (each twice, fastest kept):
     tokens per target pass, acceptance, wall-clock speedup, and whether the tokens agree."""
-    sampling = SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None)
+    sampling = SamplingConfig.from_controls(temperature, top_k, top_p)
     best_spec = best_plain = None
     for _ in range(2):
         spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,

@@ -11,7 +11,7 @@ from specdec_core.analysis import lab
 from specdec_core.broken import BROKEN_RULES
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
-from ui import admission, charts, chips, layout, models, operator, settings
+from ui import admission, charts, chips, demo, layout, models, operator, settings
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
 LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
@@ -174,25 +174,13 @@ def cell_label(key: tuple) -> str:
     return " ".join(parts) if any(t != lab.OTHER for t in key) else "other"
 
 
-if st.button(f"Draw {int(k)} samples from each decoder", key="id_sample", type="primary", icon=":material/casino:"):
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        with admission.slot("your samples"):
-            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                              sampling=sampling, rule=RULES[rule_name], seed=s.seed,
-                              progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
-    except ValueError as err:
-        bar.empty()
-        st.error(f"Could not run the lab: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["id_result"] = {"signature": lab_signature, "result": res}
-
-stored = st.session_state.get("id_result")
-if stored and stored["signature"] == lab_signature:
-    show_result(stored["result"], "id_hist")
-elif stored:
-    st.info("The result below is from earlier settings; press **Draw samples** again.", icon=":material/history:")
+demo.run(f"Draw {int(k)} samples from each decoder", key="id_sample", state="id_result", signature=lab_signature,
+         what="your samples", failure="Could not run the lab", type="primary", icon=":material/casino:",
+         work=lambda progress: {"result": lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k),
+                                                      gamma=s.gamma, sampling=sampling, rule=RULES[rule_name],
+                                                      seed=s.seed, progress=progress)})
+stored = demo.latest("id_result", lab_signature, stale="note", again="Draw samples")
+if stored:
     show_result(stored["result"], "id_hist")
 else:
     st.caption("Press **Draw samples** to run the test.")
@@ -205,28 +193,28 @@ st.markdown("Three mistakes that are easy to make when implementing the rule. Ea
             "nothing looks wrong until you count.")
 for rule in BROKEN_RULES:
     st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {BROKEN_WHY[rule.name]}")
-if st.button(f"Run the exact rule and all three broken ones (K = {int(k)} each)", key="id_break",
-             icon=":material/bug_report:"):
-    bar = st.progress(0.0, text="Starting…")
-    rows, dist = [], None
-    try:
-        with admission.slot("your four tests"):
-            dist = lab.Distributions(pair.target, pair.draft, prefix)
-            rules = [EXACT, *BROKEN_RULES]
-            for i, rule in enumerate(rules):
-                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
-                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
-                rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
-                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
-                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
-    except ValueError as err:
-        st.error(f"Could not run the lab: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["id_break_result"] = {"signature": lab_signature[:4] + lab_signature[5:], "rows": rows}
+break_label = f"Run the exact rule and all three broken ones (K = {int(k)} each)"
+break_signature = lab_signature[:4] + lab_signature[5:]  # every rule is run: the rule picked above does not matter
 
-broken_stored = st.session_state.get("id_break_result")
+
+def run_every_rule(progress) -> dict:
+    rows = []
+    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    rules = [EXACT, *BROKEN_RULES]
+    for i, rule in enumerate(rules):
+        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                          sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                          progress=lambda f, text, i=i: progress((i + f) / len(rules), text))
+        rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
+                     "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
+                     "verdict": "passes" if res.speculative_test.passes else "FAILS"})
+    return {"rows": rows}
+
+
+demo.run(break_label, key="id_break", state="id_break_result", signature=break_signature, work=run_every_rule,
+         what="your four tests", failure="Could not run the lab", icon=":material/bug_report:")
+broken_stored = demo.latest("id_break_result", break_signature, stale="note",
+                            again="Run the exact rule and all three broken ones")
 if broken_stored:
     rows = broken_stored["rows"]
     st.dataframe([{**r, "p-value": f"{r['p-value']:.3g}"} for r in rows], hide_index=True, key="id_break_table")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import admission, charts, chips, layout, measure, models, settings, tables
+from ui import charts, chips, demo, layout, measure, models, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -86,23 +86,12 @@ st.caption(f"Every drafter proposes γ = {s.gamma} tokens per round for the same
            f"and seed {s.seed}; {max_new} tokens; fastest of two runs each. Speedup is against plain decoding of the "
            "same request on this machine (prompt processing excluded).")
 signature = (models.pair_key(pair), s.signature(), which)
-if st.button("Run the shoot-out", key="im_run", type="primary", icon=":material/emoji_events:"):
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        with admission.slot("your shoot-out"):
-            out = race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling, s.seed,
-                                        progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
-    except ValueError as err:
-        bar.empty()
-        st.error(f"Could not run: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["im_result"] = {"signature": signature, "out": out}
-
-stored = st.session_state.get("im_result")
+demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
+         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling,
+                                                             s.seed, progress=progress)},
+         type="primary", icon=":material/emoji_events:")
+stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
 if stored:
-    if stored["signature"] != signature:
-        st.info("These results are from earlier settings; press **Run the shoot-out** again.", icon=":material/history:")
     rows = stored["out"]["rows"]
     costs = measure.draft_costs(pair)
     table = [{"drafter": r["drafter"], "measured α": round(r["alpha"], 3) if r["alpha"] == r["alpha"] else None,

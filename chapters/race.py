@@ -9,9 +9,11 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui import admission, charts, chips, layout, measure, models, settings
+from ui import admission, charts, chips, demo, layout, measure, models, settings
 
 SWEEP_GAMMAS = tuple(range(1, 9))
+RACE_REPEATS = 5  # races per press, interleaved: the figure is their median
+SWEEP_REPEATS = 3  # interleaved repetitions of the γ sweep
 REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration
 REPLAY_FRAMES = 48
 LANE_COLORS = {"standard": chips.KINDS["target"].color, "speculative": chips.KINDS["accepted"].color,
@@ -38,9 +40,10 @@ signature = (models.pair_key(pair), s.signature())
 st.subheader("Live, on this machine")
 st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, γ = {s.gamma}, "
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
-           "lane, so both make the same number). The lanes run one after the other; the time spent drawing them "
-           "is not counted.")
-start = st.button("Start the race", key="race_run", type="primary", icon=":material/sports_score:")
+           f"lane, so both make the same number). Each press races the two lanes {RACE_REPEATS} times, taking turns "
+           "to go first, with nothing drawn while a lane is timed; then both lanes of the median race are "
+           "replayed side by side at their measured pace.")
+start_box = st.container()
 lane_cols = st.columns(2)
 lane_boxes = {"standard": lane_cols[0].empty(), "speculative": lane_cols[1].empty()}
 LANE_TITLES = {"standard": "Standard decoding: target alone", "speculative": "Speculative decoding: draft, then verify"}
@@ -62,47 +65,56 @@ def draw_finished(lane: race.LiveLane) -> None:
     draw_lane(lane.name, lane.tokens, lane.kinds, lane.target_passes, lane.elapsed, done=True)
 
 
-def draw_live(lane: race.LiveLane, redraw: dict) -> None:
-    """A lane's progress, about ten times a second and at its end (the slot is for the model, not the drawing)."""
-    if redraw[lane.name]() or len(lane.tokens) >= s.max_new_tokens:
-        draw_lane(lane.name, lane.tokens, lane.kinds, lane.passes[-1] if lane.passes else 0,
-                  lane.times[-1] if lane.times else None)
-    else:
-        admission.checkpoint()
+def replay(live: race.LiveRace) -> None:
+    """Both lanes at once, at their measured pace, slowed down so the race lasts about REPLAY_S."""
+    end = max(live.standard.elapsed, live.speculative.elapsed)
+    for _, n_std, n_spec in race.replay_frames(live, REPLAY_FRAMES):
+        for lane, n in ((live.standard, n_std), (live.speculative, n_spec)):
+            draw_lane(lane.name, lane.tokens[:n], lane.kinds[:n], lane.passes[n - 1] if n else 0,
+                      lane.times[n - 1] if n else None, done=n == len(lane.tokens))
+        time.sleep(REPLAY_S / REPLAY_FRAMES if end > 0 else 0)
 
 
-if start:
+def run_race(progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
-    redraw = {name: admission.Throttle() for name in lane_boxes}
-    try:
-        with admission.slot("your race"):
-            with st.spinner("Warming up both decoders (untimed)…"):
-                race.warm_up(pair.target, pair.draft, ids, s.gamma)
-            result = race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
-                                    warm=False, on_event=lambda lane: draw_live(lane, redraw))
-    except ValueError as err:
-        st.error(f"Could not race: {err}")
-        st.stop()
-    st.session_state["race_live"] = {"signature": signature, "race": result}
+    with admission.slot("your race"), st.spinner("Warming up both decoders (untimed)…"):
+        race.warm_up(pair.target, pair.draft, ids, s.gamma)
+    return {"race": race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
+                                   repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}
 
-stored = st.session_state.get("race_live")
-live = stored["race"] if stored and stored["signature"] == signature else None
+
+# Every press measures afresh: nothing cached answers a new click.
+ran = demo.run("Start the race", key="race_run", where=start_box, state="race_live", signature=signature,
+               work=run_race, what="your race", failure="Could not race", slot=False, progress_text="Racing…",
+               type="primary", icon=":material/sports_score:")
+stored = demo.latest("race_live", signature)
+live = stored["race"] if stored else None
 if live is None:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
     st.caption("Press **Start the race** to decode.")
 else:
+    if ran or st.button("Replay side by side", key="race_replay", icon=":material/replay:",
+                        help=f"Both lanes at once, slowed down to last about {REPLAY_S:.0f} s, at their measured pace."):
+        replay(live)
     draw_finished(live.standard)
     draw_finished(live.speculative)
+    slower = REPLAY_S / max(live.standard.elapsed, live.speculative.elapsed, 1e-9)
+    st.caption(f"The replay runs {slower:.0f}× slower than the race did, both lanes at once and each at its own "
+               "measured pace; the lanes shown are the repetition with the median speedup.")
     m = st.columns(4)
     m[0].metric("Measured speedup", f"{live.speedup:.2f}×",
-                help="Standard elapsed / speculative elapsed, prompt processing included in both.")
+                help=f"{live.speedups.text()}: standard elapsed / speculative elapsed, prompt processing included in "
+                     f"both, median of {live.speedups.n} interleaved races.")
     m[1].metric("Target passes", f"{live.standard.target_passes} → {live.speculative.target_passes}")
     spec = live.speculative.result
     m[2].metric("Tokens per target pass", f"{spec.tokens_per_pass:.2f}")
     alpha_live = measured_alpha(spec.rounds)
     m[3].metric("Measured α", f"{alpha_live:.2f}", help="Mean of min(1, p(x)/q(x)) over the drafts the target judged.")
+    demo.spread_note(live.speedups, "Measured speedup")
+    st.caption(f"Standard lane {live.standard_s.text(' ms', 0, 1e3)}; speculative lane "
+               f"{live.speculative_s.text(' ms', 0, 1e3)}.")
     if s.greedy:
         if live.identical:
             st.success(f"**Identical texts.** Both lanes produced the same {len(live.standard.tokens)} token ids, "
@@ -128,14 +140,6 @@ else:
                       xaxis_title="elapsed (ms)", yaxis_title="tokens", height=360, margin=dict(t=40, b=8),
                       legend=dict(orientation="h", y=-0.25))
     st.plotly_chart(fig, key="race_chart")
-
-    if st.button("Replay side by side", key="race_replay", icon=":material/replay:",
-                 help=f"Both lanes at once, slowed down to last about {REPLAY_S:.0f} s, at their measured pace."):
-        for _, n_std, n_spec in race.replay_frames(live, REPLAY_FRAMES):
-            for lane, n in ((live.standard, n_std), (live.speculative, n_spec)):
-                draw_lane(lane.name, lane.tokens[:n], lane.kinds[:n], lane.passes[n - 1] if n else 0,
-                          lane.times[n - 1] if n else None, done=n == len(lane.tokens))
-            time.sleep(REPLAY_S / REPLAY_FRAMES)
     st.session_state["race_alpha_measured"] = round(alpha_live, 2) if alpha_live == alpha_live else None
 
 
@@ -223,50 +227,52 @@ simulated_race()
 
 # --- gamma sweep ---------------------------------------------------------------------------------------
 st.subheader("γ sweep: measured speedup against the formula")
-st.caption(f"Runs the live request at γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]} (fastest of two runs each, prompt "
-           "processing excluded) and draws the measured speedup over the formula, using the α measured over all "
-           "these runs and this machine's c and v(γ).")
-if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
-    bar = st.progress(0.0, text="Sweeping γ…")
-    try:
-        with admission.slot("your γ sweep"):
-            sweep = race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens, s.sampling,
-                                     s.seed, progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
-    except ValueError as err:
-        st.error(f"Could not sweep: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["race_sweep_result"] = {"signature": signature, "sweep": sweep}
-
-swept = st.session_state.get("race_sweep_result")
-if swept and swept["signature"] == signature:
+st.caption(f"Runs the live request with plain decoding and at γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}, all "
+           f"interleaved, {SWEEP_REPEATS} times over (prompt processing excluded), and draws the median measured "
+           "speedup over the formula. The formula uses the α measured over all these runs and the c and v(γ) of the "
+           "passes these very runs made.")
+demo.run(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", state="race_sweep_result",
+         signature=signature, what="your γ sweep", failure="Could not sweep", progress_text="Sweeping γ…",
+         icon=":material/query_stats:", slot=False,
+         work=lambda progress: {"sweep": race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens,
+                                                          s.sampling, s.seed, repeats=SWEEP_REPEATS, progress=progress,
+                                                          hold=demo.hold("your γ sweep"))})
+swept = demo.latest("race_sweep_result", signature)
+if swept:
     sweep = swept["sweep"]
     a = sweep["alpha"]
+    costs = sweep["costs"]  # c and v(γ) of the sweep's own passes
     gs = [row["gamma"] for row in sweep["rows"]]
     fine = list(range(1, SWEEP_GAMMAS[-1] + 1))
     fig = go.Figure()
-    fig.add_scatter(x=fine, y=[theory.speedup(a, g, profile.c, profile.v) for g in fine], mode="lines",
+    fig.add_scatter(x=fine, y=[theory.speedup(a, g, costs.c, costs.v) for g in fine], mode="lines",
                     name=f"formula, this machine's c and v(γ), measured α = {a:.2f}", line_color=LANE_COLORS["machine"])
-    fig.add_scatter(x=fine, y=[theory.speedup(a, g, profile.c, 1.0) for g in fine], mode="lines",
+    fig.add_scatter(x=fine, y=[theory.speedup(a, g, costs.c, 1.0) for g in fine], mode="lines",
                     name="formula, ideal hardware (v = 1), same α and c", line=dict(dash="dash", color=LANE_COLORS["ideal"]))
     fig.add_scatter(x=gs, y=[row["speedup"] for row in sweep["rows"]], mode="markers+lines", name="measured here",
                     marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color=charts.INK)),
                     line=dict(dash="dot", color=LANE_COLORS["speculative"]),
-                    customdata=[[row["tokens_per_pass"], row["alpha"]] for row in sweep["rows"]],
-                    hovertemplate="γ = %{x}: %{y:.2f}× (%{customdata[0]:.2f} tokens/pass, α %{customdata[1]:.2f})<extra></extra>")
+                    error_y=dict(type="data", symmetric=False,
+                                 array=[row["measured"].high - row["speedup"] for row in sweep["rows"]],
+                                 arrayminus=[row["speedup"] - row["measured"].low for row in sweep["rows"]]),
+                    customdata=[[row["tokens_per_pass"], row["alpha"], row["measured"].text()] for row in sweep["rows"]],
+                    hovertemplate="γ = %{x}: %{customdata[2]} (%{customdata[0]:.2f} tokens/pass, α %{customdata[1]:.2f})"
+                                  "<extra></extra>")
     fig.add_hline(y=1, line_dash="dot", line_color=charts.MUTED)
-    fig.update_layout(title="Speedup over standard decoding against γ", xaxis_title="γ", yaxis_title="speedup (×)",
+    fig.update_layout(title="Speedup over standard decoding against γ (bars: the range over the repetitions)",
+                      xaxis_title="γ", yaxis_title="speedup (×)",
                       height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
     st.plotly_chart(fig, key="race_sweep_chart")
-    st.caption("Expect the measured points a little under the machine's line: its c and v(γ) come from passes "
-               "timed on their own, and inside a generation a verification pass runs slower, between draft "
-               "passes and the sampler's own work (on the development machine 5 to 10% slower).")
+    widest = max(sweep["rows"], key=lambda row: row["measured"].spread)
+    demo.spread_note(widest["measured"], f"Speedup at γ = {widest['gamma']}, the widest spread of the sweep")
     best = max(sweep["rows"], key=lambda row: row["speedup"])
-    st.markdown(f"{layout.measured_badge()} Best measured γ here: **{best['gamma']}** ({best['speedup']:.2f}×); the "
-                f"formula with this machine's costs predicts γ = {theory.optimal_gamma(a, profile.c, profile.v, SWEEP_GAMMAS[-1])}, "
-                f"ideal hardware γ = {theory.optimal_gamma(a, profile.c, 1.0, SWEEP_GAMMAS[-1])}.")
-    st.dataframe([{"γ": row["gamma"], "speedup (measured)": round(row["speedup"], 2),
-                   "speedup (formula, this machine)": round(theory.speedup(a, row["gamma"], profile.c, profile.v), 2),
+    st.markdown(f"{layout.measured_badge()} Best measured γ here: **{best['gamma']}** ({best['measured'].text()}); the "
+                f"formula with these runs' costs (c = {costs.c:.3f}) predicts γ = "
+                f"{theory.optimal_gamma(a, costs.c, costs.v, SWEEP_GAMMAS[-1])}, ideal hardware γ = "
+                f"{theory.optimal_gamma(a, costs.c, 1.0, SWEEP_GAMMAS[-1])}.")
+    st.dataframe([{"γ": row["gamma"], "speedup (measured, median)": round(row["speedup"], 2),
+                   "range over the runs": f"{row['measured'].low:.2f}–{row['measured'].high:.2f}",
+                   "speedup (formula, this machine)": round(theory.speedup(a, row["gamma"], costs.c, costs.v), 2),
                    "tokens per target pass": round(row["tokens_per_pass"], 2), "α (this run)": round(row["alpha"], 2),
                    "ms per token": round(row["s_per_token"] * 1e3, 2)} for row in sweep["rows"]],
                  hide_index=True, key="race_sweep_table")

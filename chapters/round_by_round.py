@@ -19,7 +19,7 @@ def generation(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: i
                top_k: int, top_p: float, seed: int, _pair):
     """A whole speculative generation with full traces (the seed makes it reproducible)."""
     return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None),
+                                sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                 seed=seed, trace=True, on_round=admission.on_round)
 
 

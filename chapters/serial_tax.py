@@ -7,7 +7,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import admission, charts, chips, layout, measure, models, settings
+from ui import admission, charts, chips, demo, layout, measure, models, settings
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 # Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
@@ -31,7 +31,6 @@ left, right = st.columns([1, 3], vertical_alignment="center")
 slow = left.toggle("Slow motion", value=True, key="st_slow",
                    help=f"Waits {SLOW_MOTION_S * 1000:.0f} ms after each token so you can watch; the "
                         "pauses are not in any time shown.")
-run = left.button(f"Decode {s.max_new_tokens} tokens", key="st_run", type="primary", icon=":material/play_arrow:")
 right.caption(f"Target **{pair.target_name}**, {s.describe_sampling()}, seed {s.seed}. "
               "Chips: " + "muted = your prompt, blue ● = a token from one target pass.")
 
@@ -49,7 +48,8 @@ def show_progress(tokens: list[int], pass_s: list[float]) -> None:
     text_box.html(chips.provenance_html(pair.tokenizer, ids, tokens, ["target"] * len(tokens)))
 
 
-if run:
+def decode(_progress) -> dict:
+    """Plain decoding in the slot, redrawn about ten times a second unless slow motion replays it after."""
     tokens, pass_s = [], []
     redraw = admission.Throttle()
 
@@ -61,25 +61,21 @@ if run:
         else:
             admission.checkpoint()
 
-    try:
-        with admission.slot("your decoding"):
-            result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed,
-                                             on_token=on_token)
-    except ValueError as err:
-        st.error(f"Could not decode: {err}")
-        st.stop()
-    if slow:
-        for n in range(1, len(result.tokens) + 1):
-            show_progress(result.tokens[:n], result.target_pass_s[:n])
-            time.sleep(SLOW_MOTION_S)
-    else:
-        show_progress(result.tokens, result.target_pass_s)  # the last tokens may have come between redraws
-    st.session_state["st_result"] = {"signature": signature, "tokens": result.tokens,
-                                     "pass_s": result.target_pass_s, "passes": result.target_passes}
+    result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed, on_token=on_token)
+    return {"tokens": result.tokens, "pass_s": result.target_pass_s, "passes": result.target_passes}
 
-stored = st.session_state.get("st_result")
-if stored and stored["signature"] == signature:
-    if not run:
+
+ran = demo.run(f"Decode {s.max_new_tokens} tokens", key="st_run", where=left, state="st_result", signature=signature,
+               work=decode, what="your decoding", failure="Could not decode", progress=False, type="primary",
+               icon=":material/play_arrow:")
+if ran and slow:
+    for n in range(1, len(ran["tokens"]) + 1):
+        show_progress(ran["tokens"][:n], ran["pass_s"][:n])
+        time.sleep(SLOW_MOTION_S)
+
+stored = demo.latest("st_result", signature)
+if stored:
+    if not (ran and slow):  # the last tokens may have come between redraws
         show_progress(stored["tokens"], stored["pass_s"])
     pass_ms = [x * 1e3 for x in stored["pass_s"]]
     cumulative = [sum(pass_ms[:i + 1]) for i in range(len(pass_ms))]
@@ -98,51 +94,66 @@ if stored and stored["signature"] == signature:
     st.plotly_chart(fig, key="st_cumulative")
     st.caption("Each step of the staircase is one forward pass of the whole target model. No amount of "
                "parallel hardware inside a pass can remove a step: the next pass needs the token this one made.")
-elif not run:
+else:
     text_box.html(chips.provenance_html(pair.tokenizer, ids, [], []))
     st.caption("Press **Decode** to generate with the target alone.")
 
 # --- one pass over k positions -------------------------------------------------------------------
 st.subheader("Measured here: one target pass over k new positions")
-target, _ = measure.sweep(pair)
-ks = sorted(target)
-per_pass = [target[k] * 1e3 for k in ks]
-t1 = per_pass[0]
-fig = make_subplots(rows=1, cols=2, subplot_titles=("time of ONE pass (ms)", "time per position (ms)"))
-fig.add_scatter(x=ks, y=per_pass, mode="lines+markers", name="measured", line_color=chips.KINDS["bonus"].color,
-                row=1, col=1)
-fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", name="flat: k positions for the price of one", line_dash="dot",
-                line_color=chips.KINDS["accepted"].color, row=1, col=1)
-fig.add_scatter(x=ks, y=[t1 * k for k in ks], mode="lines", name="linear: k separate passes", line_dash="dash",
-                line_color=chips.KINDS["rejected"].color, row=1, col=1)
-fig.add_scatter(x=ks, y=[t / k for t, k in zip(per_pass, ks)], mode="lines+markers", showlegend=False,
-                line_color=chips.KINDS["bonus"].color, row=1, col=2)
-fig.add_scatter(x=ks, y=[t1 / k for k in ks], mode="lines", showlegend=False, line_dash="dot",
-                line_color=chips.KINDS["accepted"].color, row=1, col=2)
-fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", showlegend=False, line_dash="dash",
-                line_color=chips.KINDS["rejected"].color, row=1, col=2)
-fig.update_xaxes(title_text="k (new positions in the pass)")
-fig.update_yaxes(rangemode="tozero")
-fig.update_yaxes(type="log", tickvals=charts.log_ticks(min(per_pass + [t1]), max(per_pass + [t1 * ks[-1]])), row=1, col=1)
-fig.update_layout(height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3))
-st.plotly_chart(fig, key="st_sweep")
-
-ratio = target[ks[-1]] / target[1]
-c = st.columns(3)
-c[0].metric("One pass, 1 position", f"{t1:.2f} ms")
-c[1].metric(f"One pass, {ks[-1]} positions", f"{per_pass[-1]:.2f} ms")
-c[2].metric(f"Cost of {ks[-1]} positions in one pass", f"{ratio:.1f}× one position",
-            help=f"Decoding {ks[-1]} tokens one by one would cost {ks[-1]}× instead.")
-if ratio < 2:
-    verdict = (f"On this machine the curve is nearly flat: {ks[-1]} positions cost {ratio:.1f}× one. "
-               "Most of a pass here is fixed cost, so plain decoding leaves almost all of it unused.")
-elif ratio < ks[-1] / 3:
-    verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one: far from free, but much cheaper "
-               "than as many separate passes.")
+st.caption(f"Times one pass of the target over k = 1…{measure.SWEEP_KS[-1]} new positions, {measure.CONTEXT} tokens "
+           f"already in the KV cache: every k once per repetition, {measure.SWEEP_REPEATS} repetitions taking turns "
+           "in opposite orders, so a busy moment of the machine hits every k alike.")
+if st.button(f"Time one pass over k = 1…{measure.SWEEP_KS[-1]}", key="st_sweep_run", icon=":material/timer:"):
+    bar = st.progress(0.0, text="Timing passes…")
+    measure.pass_sweep(pair, progress=lambda f, text: bar.progress(min(f, 1.0), text=f"Timing passes: k = {text}"))
+    bar.empty()
+sweep = measure.latest_sweep(pair)
+if sweep is None:
+    st.caption("Press the button to time the passes (a few seconds; the result is kept for everyone on this server).")
 else:
-    verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one, close to paying per position: "
-               "the arithmetic itself is the bottleneck here, so verification is not free.")
-st.markdown(f"{layout.measured_badge()} {verdict}")
+    ks = sorted(sweep)
+    per_pass = [sweep[k].median * 1e3 for k in ks]
+    t1 = per_pass[0]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("time of ONE pass (ms)", "time per position (ms)"))
+    fig.add_scatter(x=ks, y=per_pass, mode="lines+markers", name="measured (median; bars: range)",
+                    line_color=chips.KINDS["bonus"].color, row=1, col=1,
+                    error_y=dict(type="data", symmetric=False, array=[(sweep[k].high - sweep[k].median) * 1e3 for k in ks],
+                                 arrayminus=[(sweep[k].median - sweep[k].low) * 1e3 for k in ks]))
+    fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", name="flat: k positions for the price of one", line_dash="dot",
+                    line_color=chips.KINDS["accepted"].color, row=1, col=1)
+    fig.add_scatter(x=ks, y=[t1 * k for k in ks], mode="lines", name="linear: k separate passes", line_dash="dash",
+                    line_color=chips.KINDS["rejected"].color, row=1, col=1)
+    fig.add_scatter(x=ks, y=[t / k for t, k in zip(per_pass, ks)], mode="lines+markers", showlegend=False,
+                    line_color=chips.KINDS["bonus"].color, row=1, col=2)
+    fig.add_scatter(x=ks, y=[t1 / k for k in ks], mode="lines", showlegend=False, line_dash="dot",
+                    line_color=chips.KINDS["accepted"].color, row=1, col=2)
+    fig.add_scatter(x=ks, y=[t1] * len(ks), mode="lines", showlegend=False, line_dash="dash",
+                    line_color=chips.KINDS["rejected"].color, row=1, col=2)
+    fig.update_xaxes(title_text="k (new positions in the pass)")
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_yaxes(type="log", row=1, col=1,
+                     tickvals=charts.log_ticks(min(sweep[k].low for k in ks) * 1e3,
+                                               max(max(sweep[k].high for k in ks) * 1e3, t1 * ks[-1])))
+    fig.update_layout(height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3))
+    st.plotly_chart(fig, key="st_sweep")
+
+    ratio = sweep[ks[-1]].median / sweep[1].median
+    c = st.columns(3)
+    c[0].metric("One pass, 1 position", f"{t1:.2f} ms", help=sweep[1].text(" ms", 2, 1e3))
+    c[1].metric(f"One pass, {ks[-1]} positions", f"{per_pass[-1]:.2f} ms", help=sweep[ks[-1]].text(" ms", 2, 1e3))
+    c[2].metric(f"Cost of {ks[-1]} positions in one pass", f"{ratio:.1f}× one position",
+                help=f"Decoding {ks[-1]} tokens one by one would cost {ks[-1]}× instead.")
+    demo.spread_note(max(sweep.values(), key=lambda m: m.spread), "The least steady pass time", " ms", 2, 1e3)
+    if ratio < 2:
+        verdict = (f"On this machine the curve is nearly flat: {ks[-1]} positions cost {ratio:.1f}× one. "
+                   "Most of a pass here is fixed cost, so plain decoding leaves almost all of it unused.")
+    elif ratio < ks[-1] / 3:
+        verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one: far from free, but much cheaper "
+                   "than as many separate passes.")
+    else:
+        verdict = (f"On this machine {ks[-1]} positions cost {ratio:.1f}× one, close to paying per position: "
+                   "the arithmetic itself is the bottleneck here, so verification is not free.")
+    st.markdown(f"{layout.measured_badge()} {verdict}")
 
 st.markdown(
     "**Why a GPU keeps this flat and a CPU does not.** A pass for one new token multiplies one vector by "
@@ -155,6 +166,6 @@ st.markdown(
     "extra position adds its own share of time and the curve climbs. A tiny model is a third case: its "
     "pass is mostly fixed overhead (Python, launching each operation), so even a CPU draws a flat curve, "
     "for a less useful reason.")
-st.caption(f"Median of {measure.REPEATS} timed passes per k after {measure.WARMUP} warm-up passes, "
-           f"{measure.CONTEXT} tokens already in the KV cache, {models.configure_torch()} torch thread(s). "
-           "Measured once per server process; other load on the machine shows up here too.")
+st.caption(f"Each point: the median over {measure.SWEEP_REPEATS} repetitions of the median of {measure.SWEEP_PASSES} "
+           f"timed passes (after one warm-up pass), {models.configure_torch()} torch thread(s). Other load on the "
+           "machine shows up here too, in the spread.")

@@ -36,7 +36,7 @@ layout.intro(
 def traces(pair_id: str, drafter: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
            top_k: int, top_p: float, seed: int, _pair):
     """Plain and speculative generations of the same request, with per-pass usage."""
-    sampling = SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None)
+    sampling = SamplingConfig.from_controls(temperature, top_k, top_p)
     d = NgramDrafter() if drafter == NGRAM else _pair.drafts[drafter]
     plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed, eos_token_id=None,
                                     on_token=admission.on_token)

@@ -125,7 +125,7 @@ def one_round(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, temperature
     window = _pair.context_length - len(prompt_ids)
     result = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,
                                   max_new_tokens=max(1, min(gamma + 1, window)),
-                                  sampling=SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None),
+                                  sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                   seed=seed, max_rounds=1, trace=True)
     return result.rounds[0]
 

@@ -1,12 +1,13 @@
 """SpecDec Lab's core: exact speculative decoding over transformers causal LMs (no UI code here)."""
 from . import theory
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
+from .pairs import ModelPair, PairUnavailable, load_pair
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 from .trace import GenerationResult, RoundTrace, drafts_frame, rounds_frame
 
 __all__ = [
-    "theory", "ModelDrafter", "NgramDrafter", "UnigramDrafter", "EXACT", "MAX_GAMMA", "Rule",
+    "theory", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter", "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
     "RoundTrace", "drafts_frame", "rounds_frame",
 ]

@@ -47,14 +47,15 @@ def _one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
 class ModelDrafter:
     """Drafts with any causal LM that shares the target's vocabulary (e.g. a smaller GPT-2)."""
 
-    def __init__(self, model: PreTrainedModel, name: str = "draft model"):
+    def __init__(self, model: PreTrainedModel, name: str = "draft model", forward: str = "core"):
         self.model = model
         self.name = name
+        self.forward = forward  # see lm.CachedLM
         self.vocab_size = vocab_size(model)
         self.context_length = context_length(model)
 
     def start(self, vocab: int) -> "_ModelDraftSession":
-        return _ModelDraftSession(CachedLM(self.model))
+        return _ModelDraftSession(CachedLM(self.model, self.forward))
 
 
 class _ModelDraftSession:

@@ -5,10 +5,10 @@ sessions use one cached model), so every call makes its own cache: nothing mutab
 
 A plain GPT-2 (the bundled pair, the hub's GPT-2 family) runs through `_GPT2Pass`, transformers'
 own arithmetic without its per-call machinery; any other causal LM runs through its own forward
-with a transformers DynamicCache. SPECDEC_TRANSFORMERS_FORWARD=1 sends every model the second way.
+with a transformers DynamicCache. `forward="transformers"` sends a GPT-2 the second way too (the
+benchmark compares both).
 """
 import math
-import os
 import time
 
 import torch
@@ -107,13 +107,19 @@ class _GPT2Pass:
         return F.linear(F.layer_norm(x[k - keep:], (E,), *self.ln_f, self.eps), self.lm_head)
 
 
+FORWARDS = ("core", "transformers")
+
+
 class CachedLM:
     """The tokens fed so far live in the KV cache; `extend` feeds more and returns their logits."""
 
-    def __init__(self, model: PreTrainedModel):
+    def __init__(self, model: PreTrainedModel, forward: str = "core"):
+        """forward: "core" (the lean GPT-2 pass where the model allows it) or "transformers" (its own forward)."""
+        if forward not in FORWARDS:
+            raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model
         self.device = next(model.parameters()).device
-        fast = _GPT2Pass.supports(model) and os.environ.get("SPECDEC_TRANSFORMERS_FORWARD", "0") in ("", "0")
+        fast = forward == "core" and _GPT2Pass.supports(model)
         self._gpt2 = _GPT2Pass(model) if fast else None
         self.cache = None if fast else DynamicCache(config=model.config)  # transformers' cache, other models
         self.length = 0  # tokens in the cache
@@ -126,6 +132,9 @@ class CachedLM:
         if not tokens:
             raise ValueError("extend needs at least one token")
         keep = len(tokens) if logits_to_keep is None else logits_to_keep
+        cuda = self.device.type == "cuda"
+        if cuda:  # an accelerator runs asynchronously: time this pass, not the queue before it
+            torch.cuda.synchronize(self.device)
         start = time.perf_counter()
         if self._gpt2 is not None:
             logits = self._gpt2(tokens, self.length, keep)  # (keep, V)
@@ -134,6 +143,8 @@ class CachedLM:
             out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
             self.cache = out.past_key_values
             logits = out.logits[0]
+        if cuda:
+            torch.cuda.synchronize(self.device)
         self.last_pass_s = time.perf_counter() - start
         self.length += len(tokens)
         self.passes += 1

@@ -179,14 +179,16 @@ def _top(dist: torch.Tensor, k: int = TRACE_TOP):
 def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                             eos_token_id: int | None | str = "model",
-                            on_token: Callable[[int, float], None] | None = None) -> GenerationResult:
+                            on_token: Callable[[int, float], None] | None = None,
+                            forward: str = "core") -> GenerationResult:
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
-    `on_token(token, pass_seconds)` is called as each token appears."""
+    `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the target's
+    forward path (lm.CachedLM)."""
     target = _as_model(target, "target")
     prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed)
     eos = _eos(target, eos_token_id)
     start = time.perf_counter()
-    lm = CachedLM(target)
+    lm = CachedLM(target, forward)
     lm.prefill(prompt[:-1])  # the last prompt token is fed by the first decoding pass
     prefill_s = time.perf_counter() - start
     tokens, pass_s, last, stop = [], [], prompt[-1], "max_new_tokens"
@@ -211,11 +213,13 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
                          sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                          eos_token_id: int | None | str = "model", trace: bool = True,
                          rule: Rule = EXACT, max_rounds: int | None = None,
-                         on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
+                         on_round: Callable[[RoundTrace], None] | None = None,
+                         forward: str = "core") -> GenerationResult:
     """Speculative decoding of `target` with `drafter` (a causal LM sharing the target's vocabulary,
     or any Drafter). Its output is distributed exactly as `autoregressive_generate`'s (identical
     tokens in greedy mode). `trace=False` keeps only the cheap per-round fields.
-    `on_round(round_trace)` is called after each round."""
+    `on_round(round_trace)` is called after each round; `forward` picks the target's forward path
+    (lm.CachedLM; a drafter picks its own)."""
     target = _as_model(target, "target")
     drafter = as_drafter(drafter)
     vocab = vocab_size(target)
@@ -229,7 +233,7 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
     eos = _eos(target, eos_token_id)
 
     start = time.perf_counter()
-    lm = CachedLM(target)
+    lm = CachedLM(target, forward)
     lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
     prefill_s = time.perf_counter() - start
     session = drafter.start(vocab)

@@ -58,3 +58,10 @@ def small_pair():
     """(target, draft) with a vocabulary of 40, for greedy and property tests."""
     return tiny_gpt2(10, vocab=40, n_layer=2, n_embd=32, n_positions=128, spread=0.3), \
         tiny_gpt2(11, vocab=40, n_embd=16, n_positions=128, spread=0.3)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/e2e drives a real browser: mark it so `make test-fast` can leave it out."""
+    for item in items:
+        if "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.browser)

@@ -1,7 +1,8 @@
 """Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core).
 
 A page (in chapters/) typically calls:
-    settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature())
+    settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature());
+                                       ui/settings.py is plain Python, ui/sidebar.py draws it and syncs the URL
     models.require_pair()              the loaded ModelPair, or a friendly error and st.stop()
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()
     models.prompt_problem(pair, s)     the same check without stopping: (ids, message or None)
@@ -19,7 +20,4 @@ A page (in chapters/) typically calls:
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets
 Chapters are listed once, in chapters.CHAPTERS.
 """
-from . import admission, chapters, charts, chips, frame, layout, measure, models, operator, settings, stepper
-
-__all__ = ["admission", "chapters", "charts", "chips", "frame", "layout", "measure", "models", "operator", "settings",
-           "stepper"]
+# Nothing is imported here: `import ui.settings` (plain Python) must not pull in Streamlit.

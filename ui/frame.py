@@ -7,7 +7,7 @@ legacy multipage mode for the first run of every process, which served that run 
 """
 import streamlit as st
 
-from . import chapters, layout, models, operator, settings
+from . import chapters, layout, models, operator, sidebar
 
 
 def render():
@@ -20,14 +20,14 @@ def render():
              for i, c in enumerate(chapters.CHAPTERS)]
     page = st.navigation(pages)
     st.sidebar.markdown(f"**{layout.TITLE}**")
-    settings.init_from_url()
-    current, pair, _ = settings.sidebar(models.get_pair)
-    settings.sync_url(current)
+    sidebar.init_from_url()
+    current, pair, _ = sidebar.sidebar(models.get_pair)
+    sidebar.sync_url(current)
     if pair is not None:
         st.sidebar.caption(f"target {pair.target_name} ({pair.target_params / 1e6:.1f}M params) · "
                            f"draft {pair.draft_name} ({pair.draft_params / 1e6:.1f}M) · {pair.device}, "
                            f"{threads} torch thread(s)")
-    settings.show_warnings()
+    sidebar.show_warnings()
     return page
 
 

@@ -1,86 +1,76 @@
-"""Measurements of the loaded pair on this machine, cached once per process (`st.cache_data`, keyed
-by the pair's identity; the model itself is excluded from the hash), with a progress bar the first time.
+"""This machine's pass costs and pass sweep, measured once per server process and shared by every
+session, with the core's one method (specdec_core.analysis.measure).
 
-Every chapter asks for the same sweep (one target pass over k = 1…32 new positions, one draft pass
-per drafter), so whichever chapter a student opens first pays for it and the rest reuse it. The
-sweep runs alone on the server (an exclusive admission slot), so other students' generations do not
-slow the passes it times.
+- `cost_profile` / `draft_costs`: c and v(γ) from the passes of a few short greedy generations
+  (`measure.calibrate`, about a second on the bundled pair): the first page that needs them pays
+  for it in its first paint, behind a progress bar, and holds a generation slot one run at a time.
+- `pass_sweep`: one target pass over k = 1…32 positions (the Serial Tax chart), interleaved
+  repetitions, behind a button; the latest sweep is kept for everyone who opens the chapter.
+
+No lock is held while measuring (a lock held while waiting for a slot could deadlock with a session
+that holds a slot): two sessions arriving together at a fresh server may both measure, and the
+later result is kept.
 """
-from contextlib import nullcontext
-
 import streamlit as st
 
-from specdec_core.analysis.measure import CostProfile, pass_cost
+from specdec_core.analysis import measure
+from specdec_core.analysis.measure import CostProfile, Measured, PassTimes
 from specdec_core.pairs import ModelPair
 
 from . import admission
 from .models import pair_key
+from .settings import DEFAULTS
 
-SWEEP_KS = tuple(range(1, 33))  # positions per target pass
-CONTEXT = 64  # tokens already in the KV cache when a pass is timed
-REPEATS, WARMUP = 9, 2  # median of REPEATS timed passes after WARMUP untimed ones
-ROUNDS = 3  # the whole sweep is timed ROUNDS times over; each pass keeps its least median
-
-
-@st.cache_data(show_spinner=False, max_entries=1024)
-def pass_seconds(pair_id: str, role: str, k: int, round_: int, _model) -> float:
-    """Median seconds of one forward pass of `_model` over k new positions in timing round `round_`
-    (role names the model within the pair: "target" or a drafter's label)."""
-    return pass_cost(_model, k, context=CONTEXT, repeats=REPEATS, warmup=WARMUP)
-
-
-def _drafter(pair: ModelPair, label: str | None):
-    label = label or next(iter(pair.drafts))
-    return label, pair.drafts[label]
-
-
-def sweep(pair: ModelPair, ks=SWEEP_KS, drafters=None) -> tuple[dict[int, float], dict[str, float]]:
-    """Target pass time for each k, and one-position pass time of each drafter (default: all of the
-    pair's drafters). Shows a progress bar while anything is measured for the first time.
-
-    Each time is the least of ROUNDS medians taken in separate sweeps over every pass, every other
-    sweep in reverse order: other work on the machine only ever adds time, and a burst of it (a
-    browser rendering, another process) then lands in one round of a few passes rather than in all
-    the medians of one pass."""
-    key = pair_key(pair)
-    labels = list(pair.drafts) if drafters is None else list(drafters)
-    jobs = [("target", k, pair.target) for k in ks] + [(lab, 1, pair.drafts[lab]) for lab in labels]
-    known = _measured()
-    fresh = any((key, role, k, r) not in known for role, k, _ in jobs for r in range(ROUNDS))
-    best: dict[tuple[str, int], float] = {}
-    # Timing runs alone (an exclusive slot): passes timed next to other generations would be slower.
-    with admission.slot("timing this machine's forward passes", exclusive=True) if fresh else nullcontext():
-        bar = st.progress(0.0, text="Timing forward passes on this machine (once per server process)…") if fresh else None
-        for r in range(ROUNDS):
-            # Odd rounds go backwards: no pass is always timed at the same moment of a round.
-            for i, (role, k, model) in enumerate(jobs if r % 2 == 0 else jobs[::-1]):
-                seconds = pass_seconds(key, role, k, r, model)
-                known.add((key, role, k, r))
-                best[role, k] = min(seconds, best.get((role, k), seconds))
-                if bar is not None:
-                    bar.progress((r * len(jobs) + i + 1) / (ROUNDS * len(jobs)),
-                                 text=f"Timing forward passes on this machine (round {r + 1} of {ROUNDS}): {role}, k = {k}")
-        if bar is not None:
-            bar.empty()
-    target = {k: t for (role, k), t in best.items() if role == "target"}
-    draft = {role: t for (role, _), t in best.items() if role != "target"}
-    return target, draft
+SWEEP_KS = tuple(range(1, 33))  # positions per target pass in the Serial Tax chart
+CONTEXT = 64  # tokens already in the KV cache when a pass of the sweep is timed
+SWEEP_REPEATS, SWEEP_PASSES = 5, 3  # interleaved repetitions; each sample the median of this many passes
+CALIBRATION_REPEATS = 2  # repetitions of the calibration's short generations
 
 
 @st.cache_resource(show_spinner=False)
-def _measured() -> set:
-    """(pair, role, k, round) already timed in this process: no progress bar flashes when all are cached."""
-    return set()
+def _store() -> dict:
+    """(what, pair key) -> a measurement, for the whole server process."""
+    return {}
 
 
-def cost_profile(pair: ModelPair, draft_label: str | None = None, ks=SWEEP_KS) -> CostProfile:
-    """The core's CostProfile (c and v(γ)) for the pair and one of its drafters, from the cached sweep."""
-    label, _ = _drafter(pair, draft_label)
-    target, draft = sweep(pair, ks, [label])
-    return CostProfile(target_s=target[1], draft_s=draft[label], verify_s=dict(target))
+def _hold(what: str):
+    return lambda: admission.slot(what)
+
+
+def pass_times(pair: ModelPair) -> PassTimes:
+    """The passes of this process's calibration generations for `pair` (measured on first use, with a
+    progress bar)."""
+    key = ("calibration", pair_key(pair))
+    store = _store()
+    if key not in store:
+        ids = pair.tokenizer.encode(DEFAULTS.prompt)[-max(1, pair.context_length // 2):]
+        bar = st.progress(0.0, text="Timing this machine's passes (once per server process)…")
+        store[key] = measure.calibrate(
+            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, hold=_hold("timing this machine's passes"),
+            progress=lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}"))
+        bar.empty()
+    return store[key]
+
+
+def cost_profile(pair: ModelPair, draft_label: str | None = None) -> CostProfile:
+    """c and v(γ) for the pair and one of its drafters (default: the first), from the runs' passes."""
+    return pass_times(pair).profile(draft_label or next(iter(pair.drafts)))
 
 
 def draft_costs(pair: ModelPair) -> dict[str, float]:
     """c (draft pass / target pass) of each of the pair's drafters."""
-    target, draft = sweep(pair)
-    return {label: s / target[1] for label, s in draft.items()}
+    return pass_times(pair).c()
+
+
+def latest_sweep(pair: ModelPair) -> dict[int, Measured] | None:
+    """The latest pass sweep measured in this process for `pair`, if any."""
+    return _store().get(("sweep", pair_key(pair)))
+
+
+def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
+    """Measure one target pass over each k of SWEEP_KS afresh (interleaved repetitions, a generation
+    slot one run at a time) and keep it for this process."""
+    sweep = measure.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
+                               hold=_hold("timing one pass over k positions"), progress=progress)
+    _store()[("sweep", pair_key(pair))] = sweep
+    return sweep

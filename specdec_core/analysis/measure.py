@@ -1,36 +1,141 @@
-"""Measurements of a pair on this hardware: pass costs (c and v), and acceptance rates (alpha).
+"""How every live figure is measured: one method for pages, benchmark and command line.
 
-c = median draft single-token pass / median target single-token pass (KV cache, warm).
-v(k) = median target pass over k new positions / median single-position pass.
-alpha = E[sum_x min(p(x), q(x))] over held-out positions (teacher forcing); greedy alpha is the
-probability that the two argmaxes agree.
+1. Contestants are interleaved. Every comparison (plain against speculative, drafter against drafter,
+   γ against γ) runs its contestants once per repetition, A B C in one repetition and C B A in the
+   next (`interleaved_order`), so a slow moment of a shared machine hits all of them alike.
+2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
+   "1.62× (1.55–1.70, 5 runs)". A wide spread (`Measured.busy`) is a finding about the machine.
+3. Pass costs come from the passes the generations themselves make (`PassTimes`): the target's pass
+   over k positions (k = 1 in plain decoding, drafts + 1 in a speculative round) and the drafter's
+   one-token passes. c = draft pass / target pass over one position; v(k) = pass over k / pass over 1.
+   A pass kind's cost is the lower quartile of its many timings (`pass_seconds`): other work on the
+   machine only ever adds time to a pass, so the quartile is its cost with the least interference
+   without being a lucky outlier. (Two drafters of one architecture then get the same c on a busy
+   machine, where medians of 0.1 ms passes differed by a third.)
+4. Only the work is timed: no drawing and no caller's callback runs inside a timed span (progress is
+   reported between runs), and on CUDA the clock is read after `torch.cuda.synchronize`.
+
+alpha (acceptance) is measured by teacher forcing in `acceptance`: E[sum_x min(p(x), q(x))] over
+held-out positions; greedy alpha is the probability that the two argmaxes agree.
 """
 import statistics
 import time
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 import torch
 
 from ..lm import CachedLM
-from ..sampling import SamplingConfig, to_probs
+from ..sampler import autoregressive_generate, speculative_generate
+from ..sampling import GREEDY, SamplingConfig, to_probs
 from ..theory import alpha_of
+from ..trace import GenerationResult
+
+PASS_QUANTILE = 0.25  # a pass kind's cost: this quantile of its timings (see 3. above)
+BUSY_SPREAD = 0.25  # (high - low) / median above this: the machine was busy while it measured
+T = TypeVar("T")
+Progress = Callable[[float, str], None]
 
 
-@torch.inference_mode()
-def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3) -> float:
-    """Median seconds of ONE forward pass over k new positions after `context` cached tokens."""
-    vocab = model.get_output_embeddings().weight.shape[0]
-    g = torch.Generator().manual_seed(0)
-    lm = CachedLM(model)
-    lm.prefill(torch.randint(0, vocab, (context,), generator=g).tolist())
-    new = torch.randint(0, vocab, (k,), generator=g).tolist()
-    times = []
-    for i in range(warmup + repeats):
-        lm.extend(new)
-        if i >= warmup:
-            times.append(lm.last_pass_s)
-        lm.rollback(k)
-    return statistics.median(times)
+# --- the figure: median and spread ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Measured:
+    median: float
+    low: float  # the fastest / smallest repetition
+    high: float
+    n: int  # repetitions
+    runs: tuple[float, ...]  # every repetition's value, in the order measured
+
+    @property
+    def spread(self) -> float:
+        """(high - low) / median: 0 when every repetition agreed."""
+        return (self.high - self.low) / self.median if self.median else float("inf")
+
+    @property
+    def busy(self) -> bool:
+        """True when the repetitions disagree too much for the median to be a finding about the method."""
+        return self.n > 1 and self.spread > BUSY_SPREAD
+
+    def text(self, unit: str = "×", digits: int = 2, scale: float = 1.0) -> str:
+        """'1.62× (1.55–1.70, 5 runs)' (`scale` multiplies, e.g. 1e3 with unit ' ms')."""
+        f = lambda x: f"{x * scale:.{digits}f}"
+        if self.n == 1:
+            return f"{f(self.median)}{unit} (1 run)"
+        return f"{f(self.median)}{unit} ({f(self.low)}–{f(self.high)}, {self.n} runs)"
+
+
+def measured(values: Iterable[float]) -> Measured:
+    """The median and range of repeated measurements of one figure (at least one value)."""
+    runs = tuple(float(v) for v in values)
+    if not runs:
+        raise ValueError("measured needs at least one value")
+    return Measured(statistics.median(runs), min(runs), max(runs), len(runs), runs)
+
+
+def ratios(numerators: list[float], denominators: list[float]) -> Measured:
+    """Repetition-by-repetition ratios (e.g. plain time / speculative time of the same repetition)."""
+    if len(numerators) != len(denominators):
+        raise ValueError(f"ratios needs paired values, got {len(numerators)} and {len(denominators)}")
+    return measured(a / b for a, b in zip(numerators, denominators))
+
+
+# --- interleaving --------------------------------------------------------------------------------------
+
+def interleaved_order(names: list, repeats: int) -> list[list]:
+    """The order each repetition visits the contestants in: as given in even repetitions, reversed in
+    odd ones (A B C, C B A, A B C, ...), so no contestant always runs first or last."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(repeats)]
+
+
+def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
+               progress: Progress | None = None) -> dict[Hashable, list[T]]:
+    """Each contestant's results over `repeats` interleaved repetitions (`interleaved_order`).
+
+    Each run happens inside its own `with hold():` (a server passes its admission slot, so a long
+    measurement holds it one run at a time and other work can go in between); `progress(fraction,
+    text)` is called after each run, between timed spans, never inside one."""
+    names = list(contestants)
+    out = {name: [] for name in names}
+    total, done = repeats * len(names), 0
+    for r, order in enumerate(interleaved_order(names, repeats)):
+        for name in order:
+            with hold():
+                out[name].append(contestants[name]())
+            done += 1
+            if progress is not None:
+                progress(done / total, f"Repetition {r + 1} of {repeats}: {name}")
+    return out
+
+
+def sync(device) -> None:
+    """Wait for queued accelerator work, so a clock read afterwards includes it (no-op on CPU)."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn: Callable[[], T], device="cpu") -> tuple[T, float]:
+    """(fn(), wall-clock seconds of the call), synchronised on CUDA at both ends."""
+    sync(device)
+    start = time.perf_counter()
+    result = fn()
+    sync(device)
+    return result, time.perf_counter() - start
+
+
+# --- pass costs from the runs' own passes --------------------------------------------------------------
+
+def pass_seconds(timings: list[float]) -> float:
+    """The cost of one kind of pass from its timings: their lower quartile (PASS_QUANTILE)."""
+    if not timings:
+        raise ValueError("pass_seconds needs at least one timing")
+    xs = sorted(timings)
+    i = PASS_QUANTILE * (len(xs) - 1)  # linear interpolation between order statistics
+    lo = int(i)
+    return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (i - lo)
 
 
 @dataclass
@@ -57,16 +162,108 @@ class CostProfile:
         return t / self.target_s
 
 
-def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30) -> CostProfile:
-    """Measure c and v(k) for a pair; passes interleave so both models see the same machine load."""
-    target_s, draft_s = [], []
-    for _ in range(3):
-        target_s.append(pass_cost(target, 1, context, repeats // 3 or 1))
-        draft_s.append(pass_cost(draft, 1, context, repeats // 3 or 1))
-    verify = {k: pass_cost(target, k, context, repeats // 3 or 1) for k in ks}
-    t1 = statistics.median(target_s)
-    verify[1] = t1
-    return CostProfile(t1, statistics.median(draft_s), verify)
+@dataclass
+class PassTimes:
+    """Seconds of every pass the collected generations made, by kind of pass."""
+    target: dict[int, list[float]] = field(default_factory=dict)  # k positions -> target passes over k
+    draft: dict[str, list[float]] = field(default_factory=dict)  # drafter label -> its one-token passes
+
+    def add(self, result: GenerationResult, drafter: str | None = None) -> "PassTimes":
+        """Collect a generation's passes: the target's (plain: one position each; speculative: drafts + 1
+        per round) and, under the label `drafter`, the drafter's one-token passes (not a round's first,
+        which also feeds the token the round before added, nor the run's first, which reads the prompt)."""
+        if not result.rounds:
+            self.target.setdefault(1, []).extend(result.target_pass_s)
+            return self
+        for r in result.rounds:
+            self.target.setdefault(len(r.draft_tokens) + 1, []).append(r.target_pass_s)
+        if drafter is not None:  # a round's first draft pass may feed two tokens; the others feed one
+            one_token = [s for r in result.rounds for s in r.draft_pass_s[1:]]
+            every = [s for r in result.rounds for s in r.draft_pass_s]
+            self.draft.setdefault(drafter, []).extend(one_token or every[1:])  # γ = 1: only first passes
+        return self
+
+    def profile(self, drafter: str | None = None) -> CostProfile:
+        """c and v(k) from the collected passes (`pass_seconds` of each kind; c = 0 for a drafter without
+        passes, such as prompt lookup). Needs single-position target passes (a plain generation)."""
+        if not self.target.get(1):
+            raise ValueError("no single-position target pass collected: add a plain generation")
+        verify = {k: pass_seconds(ts) for k, ts in sorted(self.target.items()) if ts}
+        draft = self.draft.get(drafter) if drafter is not None else next(iter(self.draft.values()), None)
+        return CostProfile(verify[1], pass_seconds(draft) if draft else 0.0, verify)
+
+    def c(self) -> dict[str, float]:
+        """c of every drafter collected."""
+        return {label: self.profile(label).c for label in self.draft}
+
+
+@torch.inference_mode()
+def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
+              max_new_tokens: int = 20, repeats: int = 3, hold=nullcontext,
+              progress: Progress | None = None) -> PassTimes:
+    """Pass costs of this machine from short greedy generations, interleaved over `repeats`
+    repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
+    alike); the first drafter also at the other γs (target passes over more positions, for v).
+    Small enough for a page's first paint (bundled pair: about 0.3 s a repetition on a quiet core)."""
+    gammas = sorted(gammas)
+    common = gammas[len(gammas) // 2]
+    times = PassTimes()
+    plain = lambda: times.add(autoregressive_generate(target, prompt_ids, max_new_tokens, GREEDY, seed=0,
+                                                      eos_token_id=None))
+    runs: dict[Hashable, Callable[[], PassTimes]] = {"plain decoding": plain}
+
+    def spec(drafter, gamma: int, label: str | None) -> Callable[[], PassTimes]:
+        return lambda: times.add(speculative_generate(target, drafter, prompt_ids, gamma=gamma,
+                                                      max_new_tokens=max_new_tokens, sampling=GREEDY, seed=0,
+                                                      eos_token_id=None, trace=False), label)
+
+    for i, (label, drafter) in enumerate(drafters.items()):
+        runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
+        if i == 0:
+            runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
+    interleave(runs, repeats, hold, progress)
+    return times
+
+
+# --- isolated passes (the Serial Tax chart, the benchmark's comparison profile) ------------------------
+
+@torch.inference_mode()
+def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3, forward: str = "core") -> float:
+    """Median seconds of ONE forward pass over k new positions after `context` cached tokens."""
+    vocab = model.get_output_embeddings().weight.shape[0]
+    g = torch.Generator().manual_seed(0)
+    lm = CachedLM(model, forward)
+    lm.prefill(torch.randint(0, vocab, (context,), generator=g).tolist())
+    new = torch.randint(0, vocab, (k,), generator=g).tolist()
+    times = []
+    for i in range(warmup + repeats):
+        lm.extend(new)
+        if i >= warmup:
+            times.append(lm.last_pass_s)
+        lm.rollback(k)
+    return statistics.median(times)
+
+
+def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, hold=nullcontext,
+               progress: Progress | None = None) -> dict[int, Measured]:
+    """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
+    median of `passes` passes after one warm-up)."""
+    runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
+    return {k: measured(ts) for k, ts in interleave(runs, repeats, hold, progress).items()}
+
+
+def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
+                 forward: str = "core") -> CostProfile:
+    """c and v(k) from isolated passes, with the same interleaving and medians as every other figure
+    (`repeats` passes per pass kind in all, in repetitions of three)."""
+    rounds = max(1, repeats // 3)
+    runs = {("draft", 1): lambda: pass_cost(draft, 1, context, repeats=3, warmup=1, forward=forward)}
+    runs.update({("target", k): (lambda k=k: pass_cost(target, k, context, repeats=3, warmup=1, forward=forward))
+                 for k in ks})
+    if ("target", 1) not in runs:
+        runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
+    med = {name: statistics.median(ts) for name, ts in interleave(runs, rounds).items()}
+    return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
 
 @torch.inference_mode()

@@ -5,24 +5,32 @@ token per pass. A speculative round costs gamma * c (drafts) + v (one target pas
 positions; v = 1 on the paper's ideal hardware) and emits its accepted prefix plus one token, each draft
 accepted independently with probability alpha (`theory.simulate_tokens_per_round`).
 
-Live: both decoders run on the same target, prompt, sampling and seed, one after the other, with the
-time each token appeared. Time spent in the caller's callbacks (drawing the lanes) is measured and
-subtracted, so drawing never slows a lane down. Speedup = plain elapsed / speculative elapsed, prompt
-processing included in both.
+Live: both decoders run on the same target, prompt, sampling and seed, with the time each token
+appeared, by the core's one measurement method (`analysis.measure`): the two lanes interleaved over
+several repetitions (plain first in one, speculative first in the next), the speedup of each
+repetition = plain elapsed / speculative elapsed (prompt processing included in both), reported as
+the median with its spread. A lane's elapsed time is plain wall-clock time: nothing is drawn and no
+caller's callback runs while a lane is timed (progress is reported between lanes), so a page draws
+the lanes afterwards, replaying them side by side at their measured pace. The γ sweep and the drafter
+shoot-out use the same interleaving, and take c and v(γ) from the passes their own runs made.
 """
 import math
+import statistics
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import torch
 
 from .. import theory
 from ..drafters import as_drafter
+from .measure import Measured, PassTimes, interleave, measured, sync
 from .round_stats import measured_alpha
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
-from ..trace import GenerationResult, RoundTrace
+from ..trace import GenerationResult
 
 LANES = ("standard", "speculative")
 
@@ -72,6 +80,9 @@ def expected_finish(alpha: float, gamma: int, c: float, n_tokens: int, v: float 
 
 # --- live -----------------------------------------------------------------------------------------
 
+Progress = Callable[[float, str], None]  # (fraction done, what runs now): called between timed runs only
+
+
 @dataclass
 class LiveLane:
     name: str
@@ -79,7 +90,7 @@ class LiveLane:
     times: list[float] = field(default_factory=list)  # seconds from the lane's start to each token
     passes: list[int] = field(default_factory=list)  # target passes made when each token appeared
     kinds: list[str] = field(default_factory=list)  # "target" | "accepted" | "corrective" | "bonus"
-    elapsed: float = 0.0  # seconds, callbacks excluded
+    elapsed: float = 0.0  # wall-clock seconds of the whole lane, prompt processing included
     result: GenerationResult | None = None
 
     @property
@@ -91,66 +102,48 @@ class LiveLane:
         return len(self.tokens) / self.elapsed if self.elapsed > 0 else math.nan
 
 
-OnEvent = Callable[[LiveLane], None]  # called with the lane after each pass that produced tokens
+def _device(model) -> torch.device:
+    return next(model.parameters()).device
 
 
-class _Clock:
-    """Seconds since start, minus the time spent in callbacks."""
-
-    def __init__(self):
-        self.start = time.perf_counter()
-        self.excluded = 0.0
-
-    def now(self) -> float:
-        return time.perf_counter() - self.start - self.excluded
-
-    def call(self, fn, *args) -> None:
-        t = time.perf_counter()
-        try:
-            fn(*args)
-        finally:
-            self.excluded += time.perf_counter() - t
-
-
-def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                   on_event: OnEvent | None = None) -> LiveLane:
-    """Plain decoding with a timestamp per token; `on_event(lane)` after each token."""
+def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int) -> LiveLane:
+    """Plain decoding, timed on the wall clock, with the moment each token appeared. Nothing but a
+    clock read runs between the sampler's passes."""
     lane = LiveLane("standard")
-    clock = _Clock()
-
-    def on_token(token: int, _seconds: float) -> None:
-        lane.tokens.append(token)
-        lane.times.append(clock.now())
-        lane.passes.append(len(lane.tokens))
-        lane.kinds.append("target")
-        if on_event is not None:
-            clock.call(on_event, lane)
-
+    stamps = lane.times
+    device = _device(target)
+    sync(device)
+    start = time.perf_counter()
     lane.result = autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed,
-                                          eos_token_id=None, on_token=on_token)
-    lane.elapsed = clock.now()
+                                          eos_token_id=None, on_token=lambda _t, _s: stamps.append(time.perf_counter()))
+    sync(device)
+    lane.elapsed = time.perf_counter() - start
+    lane.times[:] = [t - start for t in stamps]
+    lane.tokens = list(lane.result.tokens)
+    lane.passes = list(range(1, len(lane.tokens) + 1))
+    lane.kinds = ["target"] * len(lane.tokens)
     return lane
 
 
 def run_speculative_lane(target, drafter, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig,
-                         seed: int, on_event: OnEvent | None = None) -> LiveLane:
-    """Speculative decoding with a timestamp per round (its tokens appear together)."""
+                         seed: int) -> LiveLane:
+    """Speculative decoding, timed on the wall clock, with the moment each round ended (its tokens
+    appear together). Nothing but a clock read runs between the sampler's rounds."""
     lane = LiveLane("speculative")
-    clock = _Clock()
-
-    def on_round(r: RoundTrace) -> None:
-        t = clock.now()
-        lane.tokens += r.emitted
-        lane.times += [t] * len(r.emitted)
-        lane.passes += [r.index + 1] * len(r.emitted)
-        lane.kinds += (["accepted"] * r.n_accepted + [r.next_kind])[:len(r.emitted)]
-        if on_event is not None:
-            clock.call(on_event, lane)
-
+    stamps: list[float] = []
+    device = _device(target)
+    sync(device)
+    start = time.perf_counter()
     lane.result = speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=max_new_tokens,
                                        sampling=sampling, seed=seed, eos_token_id=None, trace=False,
-                                       on_round=on_round)
-    lane.elapsed = clock.now()
+                                       on_round=lambda _r: stamps.append(time.perf_counter()))
+    sync(device)
+    lane.elapsed = time.perf_counter() - start
+    for r, t in zip(lane.result.rounds, stamps):
+        lane.tokens += r.emitted
+        lane.times += [t - start] * len(r.emitted)
+        lane.passes += [r.index + 1] * len(r.emitted)
+        lane.kinds += (["accepted"] * r.n_accepted + [r.next_kind])[:len(r.emitted)]
     return lane
 
 
@@ -164,12 +157,17 @@ def warm_up(target, drafter, prompt_ids, gamma: int) -> None:
 
 @dataclass
 class LiveRace:
-    standard: LiveLane
+    standard: LiveLane  # the lanes of the repetition whose speedup is the median: the ones to replay
     speculative: LiveLane
+    speedups: Measured  # plain elapsed / speculative elapsed, repetition by repetition
+    standard_s: Measured  # each lane's elapsed seconds over the repetitions
+    speculative_s: Measured
+    repetitions: list[tuple[LiveLane, LiveLane]] = field(default_factory=list)
 
     @property
     def speedup(self) -> float:
-        return self.standard.elapsed / self.speculative.elapsed if self.speculative.elapsed > 0 else math.nan
+        """The median speedup over the repetitions."""
+        return self.speedups.median
 
     @property
     def identical(self) -> bool:
@@ -177,15 +175,23 @@ class LiveRace:
 
 
 def live_race(target, drafter, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-              on_event: OnEvent | None = None, warm: bool = True) -> LiveRace:
-    """Plain, then speculative decoding of the same request (EOS does not stop either lane, so both
-    produce max_new_tokens). In greedy mode the two token lists are identical."""
+              repeats: int = 5, warm: bool = True, hold=nullcontext, progress: Progress | None = None) -> LiveRace:
+    """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions
+    (EOS does not stop either lane, so both produce max_new_tokens; in greedy mode the two token
+    lists are identical). `hold` is entered around each lane (a server's admission slot), and
+    `progress` is called between lanes, never while one is timed."""
     drafter = as_drafter(drafter)
     if warm:
         warm_up(target, drafter, prompt_ids, gamma)
-    standard = run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed, on_event)
-    speculative = run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling, seed, on_event)
-    return LiveRace(standard, speculative)
+    lanes = interleave({
+        "standard": lambda: run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed),
+        "speculative": lambda: run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling,
+                                                    seed)}, repeats, hold, progress)
+    pairs = list(zip(lanes["standard"], lanes["speculative"]))
+    speedups = measured(a.elapsed / b.elapsed for a, b in pairs)
+    shown = min(range(len(pairs)), key=lambda i: abs(speedups.runs[i] - speedups.median))
+    return LiveRace(*pairs[shown], speedups, measured(a.elapsed for a, _ in pairs),
+                    measured(b.elapsed for _, b in pairs), pairs)
 
 
 def replay_frames(race: LiveRace, n_frames: int) -> list[tuple[float, int, int]]:
@@ -206,65 +212,78 @@ def _decode_s_per_token(result: GenerationResult) -> float:
     return (result.total_s - result.prefill_s) / max(1, len(result.tokens))
 
 
-def plain_s_per_token(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                      repeats: int = 2) -> float:
-    """Seconds per token of plain decoding (prefill excluded), the fastest of `repeats` runs."""
-    return min(_decode_s_per_token(autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed,
-                                                           eos_token_id=None)) for _ in range(repeats))
+def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
+             repeats: int, hold, progress: Progress | None) -> tuple[dict, dict, PassTimes, Measured]:
+    """Plain decoding and every (label -> (drafter, gamma, label of its passes)) contestant, interleaved
+    over `repeats` repetitions: each contestant's results, its speedups over the plain run of the same
+    repetition (decode phase: seconds per token, prefill excluded), every run's passes, and plain
+    decoding's seconds per token."""
+    times = PassTimes()
+
+    def plain() -> GenerationResult:
+        res = autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed, eos_token_id=None)
+        times.add(res)
+        return res
+
+    def spec(drafter, gamma, pass_label) -> Callable[[], GenerationResult]:
+        def run() -> GenerationResult:
+            res = speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=max_new_tokens,
+                                       sampling=sampling, seed=seed, eos_token_id=None, trace=False)
+            times.add(res, pass_label)
+            return res
+        return run
+
+    runs = {"plain decoding": plain, **{label: spec(*how) for label, how in drafters.items()}}
+    results = interleave(runs, repeats, hold, progress)
+    base = [_decode_s_per_token(r) for r in results.pop("plain decoding")]
+    speedups = {label: measured(b / _decode_s_per_token(r) for b, r in zip(base, rs)) for label, rs in results.items()}
+    return results, speedups, times, measured(base)
 
 
-def timed_speculative(target, drafter, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig,
-                      seed: int, repeats: int = 2) -> dict:
-    """Fastest of `repeats` speculative runs: seconds per token (prefill excluded), measured alpha,
-    tokens per target pass, draft passes per token."""
-    best, rounds = None, []
-    for _ in range(repeats):
-        res = speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=max_new_tokens,
-                                   sampling=sampling, seed=seed, eos_token_id=None, trace=False)
-        rounds = res.rounds  # same seed: every repeat makes the same rounds
-        if best is None or _decode_s_per_token(res) < _decode_s_per_token(best):
-            best = res
-    return {"s_per_token": _decode_s_per_token(best), "alpha": measured_alpha(rounds),
+def _row(results: list[GenerationResult], speedup: Measured) -> dict:
+    rounds = results[0].rounds  # same seed: every repetition makes the same rounds
+    best = results[0]
+    return {"speedup": speedup.median, "measured": speedup, "alpha": measured_alpha(rounds),
+            "s_per_token": statistics.median(_decode_s_per_token(r) for r in results),
             "tokens_per_pass": best.tokens_per_pass, "target_passes": best.target_passes,
             "draft_passes_per_token": best.draft_passes / max(1, len(best.tokens)),
             "drafted": best.drafted, "accepted": best.accepted, "rounds": rounds}
 
 
 def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                repeats: int = 2, progress: Callable[[float, str], None] | None = None) -> dict:
-    """Measured speedup over plain decoding for each gamma, and alpha measured over all the runs
-    (the mean of min(1, p/q) over every judged draft)."""
-    report = progress or (lambda fraction, text: None)
+                repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
+    """Measured speedup over plain decoding for each gamma (interleaved repetitions: median and
+    spread), alpha measured over all the runs (the mean of min(1, p/q) over every judged draft),
+    and the cost profile (c, v(γ)) of the passes these runs made."""
     drafter = as_drafter(drafter)
     gammas = list(gammas)
     warm_up(target, drafter, prompt_ids, gammas[0])
-    report(0.0, "Timing plain decoding…")
-    base = plain_s_per_token(target, prompt_ids, max_new_tokens, sampling, seed, repeats)
+    contestants = {f"γ = {g}": (drafter, g, "drafter") for g in gammas}
+    results, speedups, times, base = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats,
+                                        hold, progress)
     rows, all_rounds = [], []
-    for i, g in enumerate(gammas):
-        report(i / len(gammas), f"Timing speculative decoding, γ = {g}…")
-        m = timed_speculative(target, drafter, prompt_ids, g, max_new_tokens, sampling, seed, repeats)
-        all_rounds += m.pop("rounds")
-        rows.append({"gamma": g, **m, "speedup": base / m["s_per_token"]})
-    report(1.0, "Done")
-    return {"rows": rows, "plain_s_per_token": base, "alpha": measured_alpha(all_rounds)}
+    for g, label in zip(gammas, contestants):
+        row = _row(results[label], speedups[label])
+        all_rounds += row.pop("rounds")
+        rows.append({"gamma": g, **row})
+    return {"rows": rows, "alpha": measured_alpha(all_rounds), "costs": times.profile("drafter"), "repeats": repeats,
+            "plain_s_per_token": base.median}
 
 
 def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig,
-                     seed: int, repeats: int = 2, progress: Callable[[float, str], None] | None = None) -> dict:
-    """The same request with each drafter (label -> causal LM or Drafter): measured alpha, tokens per
-    target pass, draft passes per token and wall-clock speedup over plain decoding."""
-    report = progress or (lambda fraction, text: None)
+                     seed: int, repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
+    """The same request with each drafter (label -> causal LM or Drafter), interleaved with plain
+    decoding over `repeats` repetitions: measured alpha, tokens per target pass, draft passes per
+    token, c from the drafter's own passes in these runs (0 without draft passes) and the
+    wall-clock speedup over plain decoding (median and spread)."""
     drafters = {label: as_drafter(d) for label, d in drafters.items()}
     for d in drafters.values():
         warm_up(target, d, prompt_ids, gamma)
-    report(0.0, "Timing plain decoding…")
-    base = plain_s_per_token(target, prompt_ids, max_new_tokens, sampling, seed, repeats)
+    results, speedups, times, base = _contest(target, {label: (d, gamma, label) for label, d in drafters.items()},
+                                              prompt_ids, max_new_tokens, sampling, seed, repeats, hold, progress)
     rows = []
-    for i, (label, d) in enumerate(drafters.items()):
-        report(i / len(drafters), f"Timing the drafter: {label}…")
-        m = timed_speculative(target, d, prompt_ids, gamma, max_new_tokens, sampling, seed, repeats)
-        m.pop("rounds")
-        rows.append({"drafter": label, **m, "speedup": base / m["s_per_token"]})
-    report(1.0, "Done")
-    return {"rows": rows, "plain_s_per_token": base}
+    for label in drafters:
+        row = _row(results[label], speedups[label])
+        row.pop("rounds")
+        rows.append({"drafter": label, **row, "c": times.profile(label).c})
+    return {"rows": rows, "repeats": repeats, "plain_s_per_token": base.median}

@@ -1,5 +1,9 @@
-"""Command line:  python -m specdec_core generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40
-                  python -m specdec_core bench [--quick] [--pair shakespeare ...] [--out DIR]"""
+"""Command line (installed as `specdec`, or `python -m specdec_core`):
+
+    specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
+    specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
+    specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
+"""
 import argparse
 import json
 import sys
@@ -39,7 +43,13 @@ def _generate(args) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m specdec_core", description="SpecDec Lab core")
+    """Run one subcommand; returns the process exit status (2 with a one-line message on bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:  # training keeps its own parser (and its own --help)
+        from .train.__main__ import main as train_main
+        train_main(argv[1:])
+        return 0
+    ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
     g.add_argument("--prompt", required=True)
@@ -57,8 +67,9 @@ def main(argv=None) -> int:
     b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")
     bench_arguments(b)
     b.set_defaults(func=bench_main)
+    sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     args = ap.parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # the benchmark quotes its own command
+    args.argv = argv  # the benchmark quotes its own command
     try:
         return args.func(args)
     except (ValueError, PairUnavailable) as err:

@@ -1,13 +1,12 @@
 """The frame (app.py + ui/): navigation, the settings sidebar and its URL round trip, friendly
 messages for bad input, and HTML escaping. Runs on the bundled pair with few tokens."""
-import math
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui import chapters, chips, settings
-from ui.settings import Settings, settings_from_query
+from ui.settings import Settings
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 EXPECTED_ORDER = ["Home", "The Serial Tax", "Why Verification Is Free", "A Round, Token by Token", "The α Dial"]
@@ -91,36 +90,6 @@ def test_query_params_round_trip():
     assert again.session_state["settings"] == at.session_state["settings"]
 
 
-def test_bad_query_params_are_clamped_with_friendly_warnings():
-    at = app(gamma=99, temp="nan", seed=-5, top_p=0, top_k="abc", max_new=0, pair="nope")
-    assert not at.exception
-    s = at.session_state["settings"]
-    assert (s.gamma, s.temperature, s.seed, s.top_p, s.top_k, s.pair) == (16, 1.0, 0, 0.01, 0, "shakespeare")
-    assert s.max_new_tokens == 1
-    warnings = " ".join(texts(at, "warning"))
-    for needle in ("γ 99", "temperature", "seed -5", "top-p", "top-k", "max new tokens", "unknown model pair"):
-        assert needle in warnings
-
-
-@pytest.mark.parametrize("raw, expected", [
-    ({"gamma": "0"}, 1), ({"gamma": "16"}, 16), ({"gamma": "17"}, 16), ({"gamma": ["3", "5"]}, 5),
-    ({"gamma": "2.5"}, Settings().gamma), ({"gamma": "inf"}, Settings().gamma)])
-def test_settings_from_query_gamma(raw, expected):
-    s, warnings = settings_from_query(raw)
-    assert s.gamma == expected
-    assert bool(warnings) == (raw["gamma"] not in ("16", ["3", "5"]))
-
-
-def test_settings_from_query_bounds():
-    s, w = settings_from_query({"temp": "-1", "seed": str(2**31), "prompt": "x" * 5000, "max_new": "300"},
-                               context_length=64)
-    assert s.temperature == 0.0 and s.seed == 2**31 - 1 and len(s.prompt) == settings.MAX_PROMPT_CHARS
-    assert s.max_new_tokens == 63 and len(w) == 4
-    s, w = settings_from_query({"temp": "1e999", "top_p": "nan"})
-    assert math.isfinite(s.temperature) and s.top_p == 1.0 and len(w) == 2
-    assert settings_from_query({}) == (Settings(), [])
-
-
 def test_sampling_config_from_settings():
     assert Settings(temperature=0).sampling.greedy
     cfg = Settings(temperature=0.7, top_k=5, top_p=0.5).sampling
@@ -129,35 +98,9 @@ def test_sampling_config_from_settings():
     assert cfg.top_k is None and cfg.top_p is None
 
 
-# --- friendly failures -----------------------------------------------------------------------------
-
-def test_hub_pair_offline_gives_a_message_not_a_traceback(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    at = app()
-    at.selectbox(key="s_pair").set_value("gpt2").run()
-    assert not at.exception
-    if not at.error:
-        pytest.skip("gpt2 is in the local Hugging Face cache here, so it loads")
-    assert any("cannot be loaded" in e for e in texts(at, "error"))
-    at.switch_page("chapters/round_by_round.py").run()
-    assert not at.exception
-    assert any("cannot be loaded" in e for e in texts(at, "error"))
-    assert any("shakespeare" in i for i in texts(at, "info"))
-
-
-@pytest.mark.parametrize("prompt, needle", [("", "prompt is empty"), ("ROMEO: " * 200, "context window")])
-def test_bad_prompt_gives_a_warning_on_every_generating_page(prompt, needle):
-    at = app(max_new=200)
-    at.text_area(key="s_prompt").set_value(prompt).run()
-    for page in ("chapters/serial_tax.py", "chapters/round_by_round.py", "chapters/home.py"):
-        at.switch_page(page).run()
-        assert not at.exception
-        assert any(needle in w for w in texts(at, "warning")), page
-
-
 # --- escaping ----------------------------------------------------------------------------------------
 
-SCRIPT = "<script>alert('x')</script> & <b>bold</b>"
+SCRIPT = "<script>alert('x')</script> & <b>bold</b>"  # a page's prompt: tests/app/test_hostile_inputs.py
 
 
 def test_chip_escapes_text_and_tooltip():
@@ -165,13 +108,3 @@ def test_chip_escapes_text_and_tooltip():
     assert "<script>" not in html and "<b>" not in html and "<img" not in html
     assert "&lt;script&gt;" in html and "&amp;" in html
     assert chips.chip("\n", "bonus").endswith("<br>") and "↵" in chips.chip("\n", "bonus")
-
-
-@pytest.mark.parametrize("page", ["chapters/serial_tax.py", "chapters/round_by_round.py"])
-def test_prompt_with_script_tag_is_escaped_in_the_page(page):
-    at = app(prompt=SCRIPT, max_new=6)
-    at.switch_page(page).run()
-    assert not at.exception
-    bodies = [h.value for h in at.html]
-    assert any("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in b for b in bodies)
-    assert not any("<script" in b or "<b>" in b for b in bodies)

@@ -70,6 +70,8 @@ def fresh_models():
     ({"seed": "-1"}, "seed", 0, "seed -1 is outside"),
     ({"seed": str(2**80)}, "seed", 2**31 - 1, f"seed {2**80} is outside"),
     ({"seed": "9" * 5000}, "seed", 0, "is not a whole number"),
+    ({"top_k": "abc"}, "top_k", 0, "top-k `abc` is not a whole number"),
+    ({"max_new": "0"}, "max_new_tokens", 1, "max new tokens 0 is outside"),
     ({"pair": "no-such-pair"}, "pair", "shakespeare", "unknown model pair `no-such-pair`"),
     ({"pair": "/etc/passwd"}, "pair", "shakespeare", "looks like a file path or a web address"),
     ({"pair": "../../assets/models/shakespeare-target"}, "pair", "shakespeare", "looks like a file path"),
@@ -114,9 +116,10 @@ def test_every_hostile_link_at_once_still_decodes():
     ("", "prompt is empty"),
     ("   \n\t  ", "prompt is empty"),
     ("\x00\x00", "prompt is empty"),  # control characters only: removed, then empty
+    ("ROMEO: " * 200, "context window"),  # with 200 new tokens, more than the pair's window holds
 ])
-def test_empty_prompts_get_a_message_on_generating_pages(prompt, needle):
-    at = app()
+def test_unusable_prompts_get_a_message_on_generating_pages(prompt, needle):
+    at = app(max_new=200)
     at.text_area(key="s_prompt").set_value(prompt).run()
     for page in ("chapters/home.py", "chapters/serial_tax.py", "chapters/round_by_round.py", "chapters/race.py"):
         at.switch_page(page).run()
@@ -176,7 +179,8 @@ def test_control_characters_and_nul_are_removed_with_a_message():
 def test_html_in_the_prompt_is_shown_as_text(page):
     at = app(page, prompt=SCRIPT, max_new=6, temp=0)
     bodies = " ".join(h.value for h in at.html)
-    assert "&lt;script&gt;" in bodies  # (the lab shows only the prompt's first tokens: the <img> may be cut off)
+    # (the lab shows only the prompt's first tokens: the rest of the markup may be cut off there)
+    assert "&lt;script&gt;" + ("" if page == "chapters/identical_outputs.py" else "alert(&#x27;x&#x27;)&lt;/script&gt;") in bodies
     assert "&lt;img src=x onerror=alert(1)&gt;" in bodies or page == "chapters/identical_outputs.py"
     assert "<script" not in bodies and "<img" not in bodies and "<b>" not in bodies
 

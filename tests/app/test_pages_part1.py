@@ -1,6 +1,8 @@
 """Home and the chapters Serial Tax, Why Verification Is Free, A Round Token by Token, The α Dial:
 each renders, and its main control changes what it shows. Bundled pair, few tokens."""
 
+import re
+
 import pytest
 
 from specdec_core import speculative_generate, theory
@@ -47,9 +49,14 @@ def test_serial_tax_decode_counts_one_pass_per_token():
 
 def test_serial_tax_measures_one_pass_over_k_positions():
     at = page("chapters/serial_tax.py", max_new=4)
+    at.button(key="st_sweep_run").click().run()
+    assert not at.exception
     measured = chart(at, "st_sweep")["data"][0]
     assert measured["x"] == list(range(1, 33)) and all(t > 0 for t in measured["y"])
+    assert measured["error_y"]["array"] and measured["error_y"]["arrayminus"]  # the spread, drawn
     assert "× one position" in metric(at, "Cost of 32 positions in one pass")
+    # The live figure says its spread: "1.23 ms (1.10–1.40, 5 runs)", in a caption or a busy-machine warning.
+    assert any(re.search(r"ms \(\d+\.\d\d–\d+\.\d\d, 5 runs\)", el.value) for el in [*at.caption, *at.warning])
 
 
 # --- Why Verification Is Free -------------------------------------------------------------------------

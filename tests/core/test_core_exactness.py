@@ -11,6 +11,8 @@ from specdec_core import NgramDrafter, SamplingConfig, speculative_generate
 from specdec_core.broken import BROKEN_Q_OTHER_TEMPERATURE, BROKEN_RESAMPLE_FROM_P
 from specdec_core.sampling import to_probs
 
+pytestmark = pytest.mark.slow  # tens of thousands of whole generations per test
+
 PROMPT = [1, 2, 3, 1, 2]
 LENGTH = 3  # tokens per sample: with gamma = 2 a round can accept, reject, or earn a bonus
 N_SAMPLES = 20_000

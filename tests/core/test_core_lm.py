@@ -5,11 +5,9 @@ import torch
 from specdec_core.lm import CachedLM
 
 
-@pytest.fixture(params=["own GPT-2 pass", "transformers forward + Cache.crop"])
-def forward_path(request, monkeypatch):
+@pytest.fixture(params=["core", "transformers"], ids=["own GPT-2 pass", "transformers forward + Cache.crop"])
+def forward_path(request):
     """CachedLM has two paths: its lean GPT-2 pass, and transformers' forward with a DynamicCache."""
-    if request.param.startswith("transformers"):
-        monkeypatch.setenv("SPECDEC_TRANSFORMERS_FORWARD", "1")
     return request.param
 
 
@@ -19,7 +17,7 @@ def test_rollback_then_extend_matches_full_forward(small_pair, forward_path, kee
     g = torch.Generator().manual_seed(keep * 100 + cut)
     ids = torch.randint(0, 40, (40,), generator=g).tolist()
     with torch.inference_mode():
-        lm = CachedLM(target)
+        lm = CachedLM(target, forward_path)
         lm.prefill(ids[:keep])
         lm.extend(ids[keep:keep + cut + 2])  # feed some tokens that are then partly rolled back
         lm.rollback(cut + 2)
@@ -30,10 +28,10 @@ def test_rollback_then_extend_matches_full_forward(small_pair, forward_path, kee
     assert torch.allclose(got, full, atol=1e-5), float((got - full).abs().max())
 
 
-def test_extend_returns_all_positions_in_one_pass(small_pair):
+def test_extend_returns_all_positions_in_one_pass(small_pair, forward_path):
     target, _ = small_pair
     with torch.inference_mode():
-        lm = CachedLM(target)
+        lm = CachedLM(target, forward_path)
         lm.prefill([1, 2, 3])
         logits = lm.extend([4, 5, 6, 7])
     assert logits.shape == (4, 40) and lm.passes == 2

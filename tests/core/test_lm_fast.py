@@ -6,30 +6,25 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from specdec_core import GREEDY, SamplingConfig, autoregressive_generate, speculative_generate
+from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate
 from specdec_core.lm import CachedLM
 from tests.conftest import tiny_gpt2
 
-FORWARD_ENV = "SPECDEC_TRANSFORMERS_FORWARD"
 
-
-def both(model, monkeypatch):
-    fast = CachedLM(model)
-    monkeypatch.setenv(FORWARD_ENV, "1")
-    slow = CachedLM(model)
-    monkeypatch.delenv(FORWARD_ENV)
+def both(model):
+    fast, slow = CachedLM(model), CachedLM(model, forward="transformers")
     assert fast.cache is None and slow.cache is not None  # the two paths really differ
     return fast, slow
 
 
 @pytest.mark.parametrize("shape", [dict(n_layer=2, n_embd=16), dict(n_layer=3, n_embd=32, vocab=40, n_positions=128),
                                    dict(n_layer=1, n_embd=24, vocab=50, n_positions=200, spread=0.3)])
-def test_same_logits_as_transformers_forward(shape, monkeypatch):
+def test_same_logits_as_transformers_forward(shape):
     model = tiny_gpt2(3, **shape)
     vocab, positions = model.config.vocab_size, model.config.n_positions
     rng = random.Random(0)
     for _ in range(10):
-        fast, slow = both(model, monkeypatch)
+        fast, slow = both(model)
         with torch.inference_mode():
             for _ in range(15):
                 if fast.length and rng.random() < 0.3:
@@ -46,17 +41,23 @@ def test_same_logits_as_transformers_forward(shape, monkeypatch):
                 assert fast.length == slow.length
 
 
-def test_generations_identical_on_both_paths(small_pair, monkeypatch):
+def test_generations_identical_on_both_paths(small_pair):
     target, draft = small_pair
     prompt = [1, 5, 7, 2, 9]
     runs = {}
-    for env in ("0", "1"):
-        monkeypatch.setenv(FORWARD_ENV, env)
-        runs[env] = [autoregressive_generate(target, prompt, 30, GREEDY).tokens,
-                     speculative_generate(target, draft, prompt, gamma=3, max_new_tokens=30, sampling=GREEDY).tokens,
-                     speculative_generate(target, draft, prompt, gamma=4, max_new_tokens=30,
-                                          sampling=SamplingConfig(0.9, top_k=10), seed=5).tokens]
-    assert runs["0"] == runs["1"]
+    for forward in ("core", "transformers"):
+        drafter = ModelDrafter(draft, forward=forward)
+        runs[forward] = [autoregressive_generate(target, prompt, 30, GREEDY, forward=forward).tokens,
+                         speculative_generate(target, drafter, prompt, gamma=3, max_new_tokens=30, sampling=GREEDY,
+                                              forward=forward).tokens,
+                         speculative_generate(target, drafter, prompt, gamma=4, max_new_tokens=30,
+                                              sampling=SamplingConfig(0.9, top_k=10), seed=5, forward=forward).tokens]
+    assert runs["core"] == runs["transformers"]
+
+
+def test_unknown_forward_is_refused():
+    with pytest.raises(ValueError, match="forward"):
+        CachedLM(tiny_gpt2(1), forward="fast")
 
 
 def test_other_models_keep_the_transformers_path():

@@ -3,10 +3,14 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from specdec_core import GREEDY, SamplingConfig, autoregressive_generate, speculative_generate
 from specdec_core.pairs import load_pair
 from specdec_core.tools.train.corpus import VALIDATION_PLAYS, clean_play, load_plays, split_plays
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # trains a tiny pair end to end
 
 
 def test_tiny_training_run_end_to_end(tmp_path):

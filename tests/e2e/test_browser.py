@@ -92,15 +92,6 @@ def browser(server):
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        # The first visitor of a fresh Streamlit process is not like the others (see ui/frame.py and
-        # test_first_click_on_a_fresh_server_counts): at the root URL their first sidebar change can
-        # still be lost. One throwaway visit takes that, so each test sees the app as every later
-        # visitor does.
-        page = b.new_page()
-        page.goto(server, wait_until="domcontentloaded")
-        page.wait_for_selector('[data-testid="stMetric"], [data-testid="stAlert"]', timeout=SCRIPT_TIMEOUT_MS)
-        wait_idle(page)
-        page.close()
         yield b
         b.close()
 
@@ -231,25 +222,6 @@ def test_page_in_a_real_browser(server, browser, chapter, theme):
             f"{k}:\n  " + "\n  ".join(map(str, v)) for k, v in problems.items())
     finally:
         context.close()
-
-
-def test_first_click_on_a_fresh_server_counts(browser, tmp_path):
-    """A chapter link opened first on a freshly started server (a teacher's shared link): the very
-    first click must take effect. Streamlit serves that first run in its legacy pages/ mode, where
-    widgets have other ids than later (ui/frame.py reruns it at once); before that, this click was lost."""
-    with streamlit_server(tmp_path / "server.log") as url:
-        context = browser.new_context(viewport=VIEWPORT)
-        try:
-            page = context.new_page()
-            page.goto(f"{url}/serial_tax", wait_until="domcontentloaded")
-            page.wait_for_selector(".st-key-st_run button", timeout=SCRIPT_TIMEOUT_MS)
-            wait_idle(page)
-            click(page, "st_run")  # the first interaction of this server's first visitor
-            wait_idle(page, after_action=True)
-            page.locator(".st-key-st_cumulative").wait_for(state="visible", timeout=60_000)
-            assert_no_exception(page, "serial_tax on a fresh server")
-        finally:
-            context.close()
 
 
 # What has keyboard focus, and whether it shows: an outline, or a box-shadow ring, on it or on the

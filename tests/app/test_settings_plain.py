@@ -1,0 +1,42 @@
+"""The settings and the classroom policy are plain Python: they import, parse and clamp without Streamlit."""
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ui import settings
+from ui.settings import Settings, settings_from_query
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_settings_and_policy_import_without_streamlit():
+    code = ("import sys; sys.modules['streamlit'] = None\n"  # any import of streamlit now fails
+            "from ui.settings import settings_from_query\n"
+            "from ui.classroom import policy_from\n"
+            "policy = policy_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
+            "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, policy=policy)\n"
+            "assert (s.max_new_tokens, s.gamma) == (50, 3) and len(w) == 1, (s, w)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ({"gamma": "0"}, 1), ({"gamma": "16"}, 16), ({"gamma": "17"}, 16), ({"gamma": ["3", "5"]}, 5),
+    ({"gamma": "2.5"}, Settings().gamma), ({"gamma": "inf"}, Settings().gamma)])
+def test_settings_from_query_gamma(raw, expected):
+    s, warnings = settings_from_query(raw)
+    assert s.gamma == expected
+    assert bool(warnings) == (raw["gamma"] not in ("16", ["3", "5"]))
+
+
+def test_settings_from_query_bounds():
+    s, w = settings_from_query({"temp": "-1", "seed": str(2**31), "prompt": "x" * 5000, "max_new": "300"},
+                               context_length=64)
+    assert s.temperature == 0.0 and s.seed == 2**31 - 1 and len(s.prompt) == settings.MAX_PROMPT_CHARS
+    assert s.max_new_tokens == 63 and len(w) == 4
+    s, w = settings_from_query({"temp": "1e999", "top_p": "nan"})
+    assert math.isfinite(s.temperature) and s.top_p == 1.0 and len(w) == 2
+    assert settings_from_query({}) == (Settings(), [])

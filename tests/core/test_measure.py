@@ -1,0 +1,171 @@
+"""The one measurement method (specdec_core.analysis.measure) on made-up timings, and the live race's
+timing on the small test pair: interleaving order, medians and spreads, pass costs from the runs'
+own passes, and wall-clock lanes with nothing but the work inside the timed span."""
+import inspect
+import time
+
+import pytest
+
+from specdec_core.analysis import measure, race
+from specdec_core.analysis.measure import Measured, PassTimes, interleave, interleaved_order, measured
+from specdec_core.sampling import GREEDY
+from specdec_core.trace import GenerationResult, RoundTrace
+
+
+# --- interleaving -------------------------------------------------------------------------------------
+
+def test_interleaved_order_alternates_every_repetition():
+    assert interleaved_order(["A", "B"], 4) == [["A", "B"], ["B", "A"], ["A", "B"], ["B", "A"]]
+    assert interleaved_order(["A", "B", "C"], 2) == [["A", "B", "C"], ["C", "B", "A"]]
+    with pytest.raises(ValueError, match="repeats"):
+        interleaved_order(["A"], 0)
+
+
+def test_interleave_runs_contestants_in_that_order_each_in_its_own_hold():
+    log, holds = [], []
+
+    class Hold:
+        def __enter__(self):
+            holds.append("in")
+
+        def __exit__(self, *exc):
+            holds.append("out")
+
+    results = interleave({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
+                         repeats=3, hold=Hold)
+    assert log == ["A", "B", "B", "A", "A", "B"]
+    assert results == {"A": [1, 4, 5], "B": [2, 3, 6]}
+    assert holds == ["in", "out"] * 6  # one run per hold: a server's slot is never held for a whole measurement
+
+
+def test_interleave_reports_progress_only_between_runs():
+    inside, seen = [], []
+    running = {"now": False}
+
+    def work():
+        running["now"] = True
+        time.sleep(0.001)
+        running["now"] = False
+
+    interleave({"A": work, "B": work}, 2, progress=lambda f, text: (inside.append(running["now"]), seen.append(f)))
+    assert inside == [False] * 4 and seen == [0.25, 0.5, 0.75, 1.0]
+
+
+# --- median and spread ----------------------------------------------------------------------------------
+
+def test_measured_median_range_and_text():
+    m = measured([1.70, 1.55, 1.62, 1.60, 1.64])
+    assert (m.median, m.low, m.high, m.n) == (1.62, 1.55, 1.70, 5)
+    assert m.runs == (1.70, 1.55, 1.62, 1.60, 1.64)  # in the order measured
+    assert m.text() == "1.62× (1.55–1.70, 5 runs)"
+    assert m.spread == pytest.approx(0.15 / 1.62)
+    assert not m.busy
+    assert measured([0.0123]).text(" ms", 1, 1e3) == "12.3 ms (1 run)"
+    with pytest.raises(ValueError):
+        measured([])
+
+
+def test_a_wide_spread_says_the_machine_was_busy():
+    assert measured([1.0, 1.3, 1.1]).busy  # (1.3 - 1.0) / 1.1 > 0.25
+    assert not measured([1.0, 1.2, 1.1]).busy
+    assert not measured([5.0]).busy  # one run has no spread to judge
+
+
+def test_ratios_pair_repetitions():
+    m = measure.ratios([2.0, 3.0, 4.0], [1.0, 2.0, 2.0])
+    assert m.runs == (2.0, 1.5, 2.0) and m.median == 2.0
+    with pytest.raises(ValueError):
+        measure.ratios([1.0], [1.0, 2.0])
+
+
+def test_pass_seconds_is_the_lower_quartile():
+    assert measure.pass_seconds([4.0, 1.0, 3.0, 2.0, 5.0]) == 2.0
+    assert measure.pass_seconds([1.0, 2.0]) == 1.25
+    assert measure.pass_seconds([7.0]) == 7.0
+    # Load only adds time: a third of the passes slowed down tenfold leaves the cost where it was.
+    assert measure.pass_seconds([1.0] * 6 + [10.0] * 3) == 1.0
+    with pytest.raises(ValueError):
+        measure.pass_seconds([])
+
+
+# --- pass costs from the runs' own passes ---------------------------------------------------------------
+
+def _round(n_drafts: int, target_s: float, draft_s: list[float]) -> RoundTrace:
+    return RoundTrace(index=0, position=0, draft_tokens=[0] * n_drafts, n_accepted=0, next_token=0,
+                      next_kind="corrective", emitted=[0], q_draft=[1.0] * n_drafts, p_draft=[1.0] * n_drafts,
+                      accept_prob=[1.0] * n_drafts, uniforms=None, draft_pass_s=draft_s, target_pass_s=target_s,
+                      draft_passes=len(draft_s))
+
+
+def _result(pass_s: list[float], rounds: list[RoundTrace] = ()) -> GenerationResult:
+    return GenerationResult(tokens=[0] * len(pass_s), target_passes=len(pass_s), draft_passes=0, rounds=list(rounds),
+                            token_kinds=[], target_pass_s=pass_s, prefill_s=0.0, total_s=sum(pass_s),
+                            stop_reason="max_new_tokens", seed=0)
+
+
+def test_pass_times_give_c_and_v_from_the_runs():
+    times = PassTimes().add(_result([0.010] * 8))
+    # Rounds of 3 drafts: target passes over 4 positions; a round's first draft pass (two tokens) is left out.
+    spec = [_round(3, 0.016, [0.009, 0.001, 0.001]) for _ in range(6)]
+    times.add(_result([r.target_pass_s for r in spec], spec), "drafter A")
+    times.add(_result([r.target_pass_s for r in spec], spec), "drafter B")
+    p = times.profile("drafter A")
+    assert p.target_s == 0.010 and p.verify_s == {1: 0.010, 4: 0.016}
+    assert p.c == pytest.approx(0.1) and p.v(3) == pytest.approx(1.6)
+    assert times.c() == {"drafter A": pytest.approx(0.1), "drafter B": pytest.approx(0.1)}
+
+
+def test_pass_times_without_a_plain_run_or_draft_passes():
+    lookup = [_round(2, 0.012, []) for _ in range(3)]  # prompt lookup: no draft passes
+    times = PassTimes().add(_result([0.012] * 3, lookup), "n-gram")
+    with pytest.raises(ValueError, match="plain"):
+        times.profile("n-gram")
+    times.add(_result([0.010] * 4))
+    assert times.profile("n-gram").c == 0.0
+
+
+def test_gamma_one_keeps_its_draft_passes():
+    spec = [_round(1, 0.015, [0.002]) for _ in range(5)]  # one draft pass per round: only "first" passes
+    times = PassTimes().add(_result([0.01] * 3)).add(_result([0.015] * 5, spec), "d")
+    assert times.profile("d").c == pytest.approx(0.2)
+
+
+# --- the live race: wall-clock lanes --------------------------------------------------------------------
+
+def test_lanes_take_no_callback_that_could_run_while_timed():
+    for fn in (race.run_plain_lane, race.run_speculative_lane):
+        assert not any(name.startswith("on_") for name in inspect.signature(fn).parameters)
+
+
+def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(small_pair):
+    target, draft = small_pair
+    calls = []
+
+    def slow_progress(fraction, text):  # a page drawing its progress bar: 50 ms each time
+        calls.append(fraction)
+        time.sleep(0.05)
+
+    t0 = time.perf_counter()
+    result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, progress=slow_progress)
+    wall = time.perf_counter() - t0
+    assert calls == pytest.approx([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])
+    assert result.identical and len(result.repetitions) == 3 and result.speedups.n == 3
+    for plain, spec in result.repetitions:
+        for lane in (plain, spec):
+            # The lane's time is the generation's own wall time plus at most the clock reads around it.
+            assert lane.result.total_s <= lane.elapsed < lane.result.total_s + 0.01
+            assert lane.elapsed < 0.05  # none of the 50 ms pauses is inside
+            assert lane.times == sorted(lane.times) and lane.times[-1] <= lane.elapsed
+    assert sum(p.elapsed + s.elapsed for p, s in result.repetitions) + 6 * 0.05 <= wall
+    assert result.speedups.runs == tuple(p.elapsed / s.elapsed for p, s in result.repetitions)
+    assert result.speedup == result.speedups.median
+    shown = result.standard.elapsed / result.speculative.elapsed
+    assert shown == pytest.approx(result.speedups.median)  # the replayed repetition is the median one
+
+
+def test_replay_frames_show_both_lanes_at_once(small_pair):
+    target, draft = small_pair
+    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=1)
+    frames = race.replay_frames(result, 10)
+    assert frames[-1][1:] == (6, 6)
+    assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))

@@ -1,0 +1,94 @@
+"""The run-a-demo pattern of every chapter with a live button, in one place:
+
+    press the button → wait for a generation slot → a progress bar → the core's work → the result stored
+    in session state with the settings it answers → on later reruns, shown only while they still match.
+
+    out = demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature,
+                   work=lambda progress: {"out": race.drafter_shootout(..., progress=progress)},
+                   what="your shoot-out", failure="Could not run")
+    stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
+
+A ValueError from the work (the core's answer to a bad input) becomes a sentence on the page and stops
+it, never a traceback; the slot is given back however the work ends (ui.admission). A measurement
+takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
+figure with `spread_note`.
+"""
+from contextlib import nullcontext
+from typing import Callable
+
+import streamlit as st
+
+from . import admission
+
+Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
+
+
+def _no_progress(_fraction: float, _text: str) -> None:
+    admission.checkpoint()
+
+
+def hold(what: str = "your request") -> Callable:
+    """A `hold` for the core's measurements (specdec_core.analysis.measure.interleave): each run takes
+    a generation slot of its own, so a long measurement never keeps other students waiting long."""
+    return lambda: admission.slot(what)
+
+
+def execute(state: str, signature, work: Callable[[Progress], dict], *, what: str = "your request",
+            failure: str = "Could not run", progress: bool = True, progress_text: str = "Starting…",
+            slot: bool = True) -> dict:
+    """Run `work(progress)` in an admission slot (with a progress bar unless `progress` is False) and
+    store its dict in st.session_state[state] with "signature" added. Returns the stored dict; on a
+    ValueError shows "`failure`: error" and stops the script run. `slot=False`: the work takes its
+    slots itself, run by run (pass it `hold(what)`)."""
+    bar = st.progress(0.0, text=progress_text) if progress else None
+    report = (lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text)) if bar is not None else _no_progress
+    try:
+        with admission.slot(what) if slot else nullcontext():
+            payload = work(report)
+    except ValueError as err:
+        if bar is not None:
+            bar.empty()
+        st.error(f"{failure}: {err}")
+        st.stop()
+    if bar is not None:
+        bar.empty()
+    stored = {**payload, "signature": signature}
+    st.session_state[state] = stored
+    return stored
+
+
+def run(label: str, *, key: str, state: str, signature, work: Callable[[Progress], dict], where=None,
+        what: str = "your request", failure: str = "Could not run", progress: bool = True,
+        progress_text: str = "Starting…", slot: bool = True, **button) -> dict | None:
+    """A button (`label`, widget key `key`, drawn in `where` or the page; extra keyword arguments go to
+    st.button). When pressed, `execute`s the work and returns the stored dict; otherwise None."""
+    if not (where or st).button(label, key=key, **button):
+        return None
+    return execute(state, signature, work, what=what, failure=failure, progress=progress,
+                   progress_text=progress_text, slot=slot)
+
+
+def latest(state: str, signature, *, stale: str = "hide", again: str = "the button") -> dict | None:
+    """The stored result of st.session_state[state]. One from other settings (another signature) is
+    hidden (stale="hide": returns None) or shown under a note to press `again` (stale="note")."""
+    stored = st.session_state.get(state)
+    if not stored:
+        return None
+    if stored.get("signature") != signature:
+        if stale == "hide":
+            return None
+        st.info(f"These results are from earlier settings; press **{again}** again.", icon=":material/history:")
+    return stored
+
+
+def spread_note(m, what: str = "The figure", unit: str = "×", digits: int = 2, scale: float = 1.0) -> None:
+    """A caption with the median and spread of a measured figure (a specdec_core Measured), and a
+    warning instead when the spread is wide: then the machine was busy, and the figure says so."""
+    text = m.text(unit, digits, scale)
+    if m.busy:
+        st.warning(f"**The machine was busy while this was measured.** {what}: {text}, median of {m.n} interleaved "
+                   "runs that disagree by more than a quarter, so read the median as rough: other work on the "
+                   "server slowed some runs more than others. Measure again when it is quieter.",
+                   icon=":material/speed:")
+    else:
+        st.caption(f"{what}: {text}, median of {m.n} interleaved runs.")

@@ -1,0 +1,126 @@
+"""The settings sidebar, kept in step with the URL: the Streamlit half of ui/settings.py.
+
+The settings live in three places kept in step: the sidebar widgets (keys "s_*"), `st.session_state`
+(the widgets' own state, plus the validated `Settings` under "settings"), and the URL query
+parameters, so that a teacher can share a link that reproduces a demo.
+"""
+import streamlit as st
+
+from specdec_core.pairs import PAIRS
+
+from . import operator
+from .classroom import CUSTOM, Policy
+from .settings import (DEFAULTS, FALLBACK_VOCAB, GAMMA_RANGE, PRESETS, SEED_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE,
+                       Settings, clamp_to_pair, clean_prompt, max_new_limit, settings_from_query)
+
+# Settings field -> sidebar widget key.
+WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temperature": "s_temperature",
+               "top_k": "s_top_k", "top_p": "s_top_p", "seed": "s_seed", "max_new_tokens": "s_max_new",
+               "target": "s_target", "draft": "s_draft"}
+
+
+def init_from_url() -> None:
+    """On a session's first run, copy the URL's settings (validated) into the widgets' state."""
+    if st.session_state.get("s_initialised"):
+        return
+    s, warnings = settings_from_query({k: st.query_params.get_all(k) for k in st.query_params},
+                                      policy=operator.policy())
+    for name, key in WIDGET_KEYS.items():
+        st.session_state[key] = getattr(s, name)
+    st.session_state["s_warnings"] = warnings
+    st.session_state["s_initialised"] = True
+
+
+def _from_widgets() -> Settings:
+    values = {name: st.session_state.get(key, getattr(DEFAULTS, name)) for name, key in WIDGET_KEYS.items()}
+    values["prompt"], _ = clean_prompt(values["prompt"], operator.policy().max_prompt_chars)
+    if values["pair"] != CUSTOM:
+        values["target"] = values["draft"] = ""
+    return Settings(**values)
+
+
+def _clean_widget_prompt() -> None:
+    """Clean the prompt the browser sent before the text area is drawn (it may come from any client)."""
+    raw = st.session_state.get("s_prompt")
+    clean, notes = clean_prompt(raw, operator.policy().max_prompt_chars)
+    if notes or (raw is not None and clean != raw):
+        st.session_state["s_prompt"] = clean
+        st.session_state.setdefault("s_warnings", []).extend(notes)
+
+
+def _apply_preset() -> None:
+    label = st.session_state.get("s_preset")
+    if label in PRESETS:
+        st.session_state["s_prompt"] = PRESETS[label]
+    st.session_state["s_preset"] = None  # behaves as a menu, not a mode
+
+
+def _describe_pair(name: str) -> str:
+    if name == CUSTOM:
+        return "custom — a target and a drafter from this server's list of hub models"
+    return f"{name} — {PAIRS[name].description}"
+
+
+def _custom_pickers(sb, policy: Policy) -> None:
+    """Two menus over the operator's allow-list: a student picks hub ids, never types them."""
+    ids = list(policy.custom_allowlist)
+    for key, label, default in (("s_target", "Custom target (hub id)", 0), ("s_draft", "Custom drafter (hub id)", 1)):
+        if st.session_state.get(key) not in ids:
+            st.session_state[key] = ids[min(default, len(ids) - 1)]
+        sb.selectbox(label, ids, key=key)
+
+
+def sidebar(load_pair) -> tuple[Settings, object, str | None]:
+    """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
+    error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
+    sb = st.sidebar
+    policy = operator.policy()
+    if st.session_state.get("s_pair") not in policy.choices:  # the operator's list changed under us
+        st.session_state["s_pair"] = policy.default_pair
+    sb.selectbox("Model pair", list(policy.choices), key="s_pair", format_func=_describe_pair,
+                 help="The bundled Shakespeare pair works offline; GPT-2 pairs need the models downloaded once.")
+    if st.session_state["s_pair"] == CUSTOM:
+        _custom_pickers(sb, policy)
+    pair, error = load_pair(*_from_widgets().pair_args)
+    if error:
+        sb.error(error, icon=":material/cloud_off:")
+    context = pair.context_length if pair is not None else None
+    vocab = pair.vocab_size if pair is not None else None
+
+    # Pair-dependent bounds: fix the stored values before the widgets are drawn with new limits.
+    fixed, warnings = clamp_to_pair(_from_widgets(), context, vocab, policy)
+    st.session_state["s_max_new"] = fixed.max_new_tokens
+    st.session_state["s_top_k"] = fixed.top_k
+    if warnings:
+        st.session_state.setdefault("s_warnings", []).extend(warnings)
+
+    sb.selectbox("Prompt presets", list(PRESETS), index=None, key="s_preset", on_change=_apply_preset,
+                 placeholder="Pick a preset line…")
+    _clean_widget_prompt()
+    sb.text_area("Prompt", key="s_prompt", max_chars=policy.max_prompt_chars, height=90)
+    sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
+    sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
+              help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")
+    c1, c2 = sb.columns(2)
+    c1.number_input("Top-k (0 = off)", 0, vocab or FALLBACK_VOCAB, step=1, key="s_top_k")
+    c2.number_input("Top-p (1 = off)", *TOP_P_RANGE, step=0.05, key="s_top_p", format="%.2f")
+    c3, c4 = sb.columns(2)
+    c3.number_input("Seed", *SEED_RANGE, step=1, key="s_seed",
+                    help="Each generation draws from its own generator seeded with this: same seed, same text.")
+    c4.number_input("Max new tokens", 1, max_new_limit(context, policy), step=1, key="s_max_new")
+    settings = _from_widgets()
+    st.session_state["settings"] = settings
+    return settings, pair, error
+
+
+def sync_url(settings: Settings) -> None:
+    """Write the settings into the URL (only when they differ, so the browser history stays quiet)."""
+    wanted = settings.to_query()
+    if {k: st.query_params.get(k) for k in wanted} != wanted or set(st.query_params) - set(wanted):
+        st.query_params.from_dict(wanted)
+
+
+def show_warnings() -> None:
+    """Show, once, what was changed in the settings that came from the URL or a pair switch."""
+    for message in st.session_state.pop("s_warnings", []):
+        st.warning(message, icon=":material/tune:")
