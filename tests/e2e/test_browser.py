@@ -224,19 +224,32 @@ def test_page_in_a_real_browser(server, browser, chapter, theme):
         context.close()
 
 
-# What has keyboard focus, and whether it shows: an outline, or a box-shadow ring, on it or on the
-# nearest element that draws it (a slider's thumb, a radio's visible circle).
-_FOCUSED_JS = """() => {
-  const e = document.activeElement;
-  if (!e || e === document.body) return null;
-  const shows = n => { const s = getComputedStyle(n);
-    return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || (s.boxShadow && s.boxShadow !== 'none'); };
-  let visible = false;
-  for (let n = e, i = 0; n && i < 3 && !visible; n = n.parentElement, i++) visible = shows(n);
-  if (!visible) visible = [...e.parentElement?.querySelectorAll('*') || []].some(shows);
-  const key = e.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1] || '';
-  return {key, tag: e.tagName, role: e.getAttribute('role') || '', text: (e.innerText || e.value || '').trim().slice(0, 30),
-          visible, main: !!e.closest('[data-testid="stMain"]')};
+# Called after each Tab: describes the element that now has focus, and judges the ones focused before
+# whose widget focus has left: did each look different while it had focus (outline, ring, background,
+# border or colour on it, its three nearest ancestors — a text field's border is its wrapper's — or
+# its children)?
+_FOCUS_STEP_JS = """() => {
+  const look = n => { const s = getComputedStyle(n);
+    return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.backgroundColor, s.borderColor, s.color].join('|'); };
+  const top = e => e.parentElement?.parentElement?.parentElement || e;
+  const family = e => [e, e.parentElement, e.parentElement?.parentElement, top(e), ...e.querySelectorAll('*')]
+    .filter(Boolean).slice(0, 16).map(look).join('#');
+  const e = document.activeElement && document.activeElement !== document.body ? document.activeElement : null;
+  const judged = [], pending = [];
+  // An element is judged once focus has left its widget (a number field's +/- buttons are still inside it).
+  for (const p of window.__focusPending || []) {
+    if (!p.el.isConnected) continue;
+    if (e && top(p.el).contains(e)) pending.push(p);
+    else judged.push({...p.info, shown: family(p.el) !== p.look});
+  }
+  let current = null;
+  if (e) {
+    const key = e.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1] || '';
+    current = {key, tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || e.value || '').trim().slice(0, 40)};
+    pending.push({el: e, look: family(e), info: current});
+  }
+  window.__focusPending = pending;
+  return {judged, current, pending: pending.length};
 }"""
 
 
@@ -254,15 +267,14 @@ def test_round_by_round_by_keyboard_alone(server, browser):
         reached, unseen = {}, []
         for _ in range(120):
             page.keyboard.press("Tab")
-            focused = page.evaluate(_FOCUSED_JS)
-            if focused is None:
-                continue
-            if not focused["visible"]:
-                unseen.append(focused)
-            if focused["key"] in controls:
-                reached.setdefault(focused["key"], focused)
-            if set(controls) <= set(reached):
-                break
+            page.wait_for_timeout(300)  # widgets draw their focus state a render (and a transition) later
+            step = page.evaluate(_FOCUS_STEP_JS)
+            unseen += [j for j in step["judged"] if not j["shown"]]
+            current = step["current"]
+            if current and current["key"] in controls:
+                reached.setdefault(current["key"], current)
+            if set(controls) <= set(reached) and (current is None or current["key"] not in controls):
+                break  # the last control has been left, so whether it showed focus is judged too
         assert set(reached) == set(controls), f"not reached by Tab: {set(controls) - set(reached)}"
         assert not unseen, f"focus not shown on: {unseen}"
 
