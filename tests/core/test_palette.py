@@ -113,3 +113,11 @@ def test_simulation_catches_a_red_green_pair():
 def test_unknown_role_names_the_parameter():
     with pytest.raises(ValueError, match="role"):
         palette.color("mauve")
+
+
+def test_chapters_name_colours_by_role_not_by_hex_code():
+    """A hex code in a chapter would be one colour for both themes: pages ask ui/palette.py (directly,
+    or through chips.KINDS[...].color and charts.P_COLOR…) instead."""
+    hex_code = re.compile(r"""["']#[0-9A-Fa-f]{3,8}["']""")
+    found = {p.name: hex_code.findall(p.read_text()) for p in sorted((ROOT / "chapters").glob("*.py"))}
+    assert not {name: codes for name, codes in found.items() if codes}
