@@ -13,6 +13,8 @@ TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
 # - A displayed formula is a scroll box (overflow-x: auto); KaTeX's rounding made some 2 px wider than
 #   their box, so they scrolled, unreachable by keyboard (axe: scrollable-region-focusable). A little
 #   room at the sides absorbs that without hiding a formula that is really too wide.
+# - Streamlit's chart theme draws ticks and axis titles in grey #808495: 3.7:1 on white. They take the
+#   page's text colour instead (slightly muted), which follows the theme, even a switch in mid-session.
 # - A slider writes its value in the primary colour: the dark theme's red is 3.5:1 there, and a
 #   lighter red would leave the white text of primary buttons under 4.5:1. The value takes the
 #   text colour instead.
@@ -23,6 +25,10 @@ STYLES = """<style>
   white-space: normal !important; overflow: visible; text-overflow: clip; overflow-wrap: break-word; }
 [data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { color: inherit !important; }
 [data-testid="stMarkdownContainer"] .katex-display { padding-inline: 4px; }
+.js-plotly-plot :is(.xtick, .ytick, .g-xtitle, .g-ytitle, .g-x2title, .g-y2title, .g-x3title, .g-y3title, .legendtext,
+  .legendtitletext) text, .js-plotly-plot .legendtext {
+  fill: color-mix(in srgb, currentColor 85%, transparent) !important; }
+.js-plotly-plot .gtitle, .js-plotly-plot .annotation-text { fill: currentColor !important; }
 </style>"""
 
 

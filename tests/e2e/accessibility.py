@@ -4,7 +4,8 @@
   the heading-order best practice; serious and critical findings fail, except the named ones that
   come from Streamlit itself (STREAMLIT_OWN, also listed in the README's accessibility note).
 - What axe does not look at: the colours of chart lines, markers, bars and rules against the page
-  (3:1, WCAG 1.4.11), and the size of chart ticks and legends (12 px at least, for a projector).
+  (3:1, WCAG 1.4.11), the contrast of chart ticks, titles and legends (4.5:1: they are text), and their
+  size (12 px at least, for a projector).
 - At projector sizes: no metric value cut short, no table with columns out of sight unless it says it
   scrolls (ui/tables.py), no chart wider
   than its place, no page wider than the window.
@@ -50,7 +51,7 @@ def axe_findings(page) -> list[tuple[str, str, str, str]]:
 # opacity it was drawn at, and the page background behind the chart.
 _CHART_MARKS_JS = """() => {
   const out = [];
-  const rgb = s => (s && s.startsWith('rgb')) ? s : null;
+  const rgb = s => (s && (s.startsWith('rgb') || s.startsWith('color('))) ? s : null;
   for (const [i, plot] of [...document.querySelectorAll('.js-plotly-plot')].entries()) {
     const marks = [
       ['line', plot.querySelectorAll('.scatterlayer path.js-line'), 'stroke'],
@@ -75,9 +76,11 @@ _CHART_MARKS_JS = """() => {
 }"""
 
 _CHART_FONTS_JS = """() => [...document.querySelectorAll(
-    '.js-plotly-plot .xtick text, .js-plotly-plot .ytick text, .js-plotly-plot .legendtext')]
+    '.js-plotly-plot .xtick text, .js-plotly-plot .ytick text, .js-plotly-plot .legendtext, .js-plotly-plot .g-xtitle text, .js-plotly-plot .g-ytitle text, .js-plotly-plot .gtitle')]
   .filter(t => t.textContent.trim())
-  .map(t => ({text: t.textContent.trim().slice(0, 30), px: parseFloat(getComputedStyle(t).fontSize)}))"""
+  .map(t => { const s = getComputedStyle(t);
+    return {text: t.textContent.trim().slice(0, 30), px: parseFloat(s.fontSize), fill: s.fill,
+            opacity: parseFloat(s.fillOpacity || '1') * parseFloat(s.opacity || '1')}; })"""
 
 # Anything cut short at the current window size.
 _CUT_JS = """(HINT) => {
@@ -102,9 +105,24 @@ _CUT_JS = """(HINT) => {
 }"""
 
 
+_BACKGROUND_JS = """() => getComputedStyle(document.querySelector('[data-testid="stApp"]')).backgroundColor"""
+
+
+def _colour(css: str) -> tuple[str, float]:
+    """A computed CSS colour as (#RRGGBB, alpha): rgb()/rgba() or color(srgb r g b / a)."""
+    inner = css[css.index("(") + 1:css.rindex(")")]
+    if css.startswith("color(srgb"):
+        channels, _, alpha = inner.removeprefix("srgb").partition("/")
+        r, g, b = (round(float(x) * 255) for x in channels.split())
+        return f"#{r:02X}{g:02X}{b:02X}", float(alpha or 1)
+    if css.startswith("rgb"):
+        parts = [float(x) for x in inner.replace("/", ",").replace(" ", ",").split(",") if x]
+        return "#" + "".join(f"{round(x):02X}" for x in parts[:3]), parts[3] if len(parts) > 3 else 1.0
+    raise ValueError(f"css must be an rgb() or color(srgb) colour, got {css!r}")
+
+
 def _hex(css: str) -> str:
-    r, g, b = (int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3])
-    return f"#{r:02X}{g:02X}{b:02X}"
+    return _colour(css)[0]
 
 
 def low_contrast_chart_marks(page) -> list[str]:
@@ -113,7 +131,10 @@ def low_contrast_chart_marks(page) -> list[str]:
     bg = _hex(got["background"])
     bad = set()
     for m in got["marks"]:
-        seen = palette.blend(_hex(m["colour"]), bg, min(1.0, m["opacity"]))
+        colour, alpha = _colour(m["colour"])
+        if alpha * m["opacity"] == 0:  # not drawn (e.g. a transparent outline)
+            continue
+        seen = palette.blend(colour, bg, min(1.0, alpha * m["opacity"]))
         ratio = palette.contrast(seen, bg)
         if ratio < MIN_GRAPHIC_CONTRAST:
             bad.add(f"chart {m['chart']} {m['kind']} {seen} {ratio:.2f}:1 on {bg}")
@@ -124,6 +145,18 @@ def small_chart_text(page) -> list[str]:
     """Chart ticks and legend entries drawn smaller than MIN_CHART_FONT_PX."""
     return sorted({f"{t['text']!r} {t['px']:g}px" for t in page.evaluate(_CHART_FONTS_JS)
                    if t["px"] < MIN_CHART_FONT_PX})
+
+
+def low_contrast_chart_text(page) -> list[str]:
+    """Chart ticks, legends and titles under 4.5:1 against the page (axe does not read chart text)."""
+    bg = _hex(page.evaluate(_BACKGROUND_JS))
+    bad = set()
+    for t in page.evaluate(_CHART_FONTS_JS):
+        colour, alpha = _colour(t["fill"])
+        seen = palette.blend(colour, bg, min(1.0, alpha * t["opacity"]))
+        if palette.contrast(seen, bg) < 4.5:
+            bad.add(f"{t['text']!r} {seen} {palette.contrast(seen, bg):.2f}:1 on {bg}")
+    return sorted(bad)
 
 
 def cut_at_projector_sizes(page) -> list[str]:

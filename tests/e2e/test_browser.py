@@ -209,7 +209,8 @@ def test_page_in_a_real_browser(server, browser, chapter, theme):
 
         problems = {"axe-core findings": accessibility.axe_findings(page),
                     "chart marks under 3:1": accessibility.low_contrast_chart_marks(page),
-                    "chart text under 12 px": accessibility.small_chart_text(page)}
+                    "chart text under 12 px": accessibility.small_chart_text(page),
+                    "chart text under 4.5:1": accessibility.low_contrast_chart_text(page)}
         if theme == "light":  # sizes do not depend on the theme
             problems["cut at projector sizes"] = accessibility.cut_at_projector_sizes(page)
             page.set_viewport_size(VIEWPORT)
