@@ -192,7 +192,7 @@ def round_view() -> None:
         table = rounds_frame(rounds[:done])
         table.insert(5, "next_text", [_text([r_.next_token]) for r_ in rounds[:done]])
         table.insert(2, "drafts_text", [_text(r_.draft_tokens) for r_ in rounds[:done]])
-        st.dataframe(table, hide_index=True, key="rr_rounds")
+        tables.show(table, key="rr_rounds")
         st.download_button("Download the rounds (CSV)", table.to_csv(index=False).encode(), "rounds.csv",
                            mime="text/csv", key="rr_csv", icon=":material/download:", on_click="ignore")
 

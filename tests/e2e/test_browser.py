@@ -290,5 +290,6 @@ def test_round_by_round_by_keyboard_alone(server, browser):
         wait_idle(page, after_action=True)
         page.locator(".st-key-rr_csv").wait_for(timeout=60_000)
         assert_no_exception(page, "round_by_round by keyboard")
+        assert accessibility.cut_at_projector_sizes(page) == []  # now with the table of finished rounds
     finally:
         context.close()
