@@ -41,6 +41,9 @@ PALETTES = {
     },
 }
 ROLES = tuple(PALETTES["light"])
+# The order in which a chart's series that name no colour take them (.streamlit/config.toml's
+# chartCategoricalColors for each theme lists these colours).
+CATEGORICAL = ("bonus", "corrective", "accepted", "rejected", "drafted", "target", "muted")
 
 
 def theme() -> str:

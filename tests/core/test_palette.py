@@ -54,10 +54,12 @@ def test_contrast_matches_known_pairs():
     assert palette.blend("#000000", "#FFFFFF", 0.6) == "#666666"
 
 
-def test_backgrounds_match_the_theme_config():
+def test_backgrounds_and_chart_colours_match_the_theme_config():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"]
     for theme in THEMES:
         assert config[theme]["backgroundColor"].upper() == palette.BACKGROUND[theme]
+        assert [c.upper() for c in config[theme]["chartCategoricalColors"]] == [
+            palette.color(role, theme) for role in palette.CATEGORICAL]
 
 
 @pytest.mark.parametrize("theme", THEMES)
