@@ -21,7 +21,6 @@ target's argmax, then emit the target's argmax. The output is then token-for-tok
 Every distribution here is after the sampling transform (temperature, top-k, top-p) of
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
 """
-import math
 import os
 import time
 from dataclasses import dataclass
