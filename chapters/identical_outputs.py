@@ -13,7 +13,7 @@ from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.tree import EXACT_TREE
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
-from ui import admission, charts, chips, demo, layout, models, operator, settings
+from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
 LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
@@ -371,6 +371,6 @@ tree_stored = st.session_state.get("id_tree_result")
 if tree_stored:
     if tree_stored["signature"] != lab_signature:
         st.info("These tree results are from earlier settings; press the button again.", icon=":material/history:")
-    st.dataframe(tree_stored["rows"], hide_index=True, key="id_tree_table")
+    tables.show(tree_stored["rows"], key="id_tree_table")
 else:
     st.caption("Press the button to test the tree rules on the same prefix.")

@@ -10,7 +10,7 @@ from specdec_core import tree_generate
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import tree_size
-from ui import admission, charts, chips, layout, measure, models, settings, tree_settings
+from ui import admission, charts, layout, measure, models, palette, settings, tables, tree_settings
 
 REPEATS = 3  # interleaved repetitions of the measurement
 MEASURE_TOKENS = 48  # tokens per timed generation
@@ -119,17 +119,17 @@ def layout_tree() -> list[float]:
 
 ys = layout_tree()  # index 0: the context, index i + 1: node i
 MARK = {"accepted": ("✓", "star", 20), "rejected": ("✗", "x", 13), "not checked": ("·", "circle-open", 11)}
-COLOR = {k: chips.KINDS["unchecked" if k == "not checked" else k].color for k in MARK}
+COLOR = {k: palette.color("muted" if k == "not checked" else k) for k in MARK}  # the viewer's theme
 fig = go.Figure()
 on_path = set(t.path)
 for i, parent in enumerate(t.parents):
     win = i in on_path
     fig.add_scatter(x=[depths[i] - 1, depths[i]], y=[ys[parent + 1], ys[i + 1]], mode="lines", hoverinfo="skip",
-                    showlegend=False, line=dict(width=6 if win else 1.5, color="#000000" if win else charts.MUTED,
+                    showlegend=False, line=dict(width=6 if win else 1.5, color=charts.INK if win else charts.MUTED,
                                                 dash="solid" if win else "dot"))
 fig.add_scatter(x=[0], y=[ys[0]], mode="markers+text", text=[f"{context_word}"], textposition="middle left",
-                textfont=dict(color="#000000", size=13),
-                marker=dict(size=16, symbol="square", color=chips.KINDS["prompt"].color), name="committed text",
+                textfont=dict(color=charts.INK, size=13),
+                marker=dict(size=16, symbol="square", color=charts.MUTED), name="committed text",
                 hovertemplate="the last committed token<extra></extra>")
 
 
@@ -143,8 +143,8 @@ for verdict, (mark, symbol, size) in MARK.items():
         continue
     fig.add_scatter(
         x=[depths[i] for i in idx], y=[ys[i + 1] for i in idx], mode="markers+text", name=f"{mark} {verdict}",
-        text=[f"{mark} {words[i]}" for i in idx], textposition="middle right", textfont=dict(color="#000000", size=13),
-        marker=dict(size=size, symbol=symbol, color=COLOR[verdict], line=dict(width=1, color="#000000")),
+        text=[f"{mark} {words[i]}" for i in idx], textposition="middle right", textfont=dict(color=charts.INK, size=13),
+        marker=dict(size=size, symbol=symbol, color=COLOR[verdict], line=dict(width=1, color=charts.INK)),
         customdata=[[i + 1, words[i], t.q_node[i], t.p_node[i], fmt(t.accept_prob[i])] for i in idx],
         hovertemplate="node %{customdata[0]}: %{customdata[1]}<br>q(x) = %{customdata[2]:.3f} (drafter)"
                       "<br>p(x) = %{customdata[3]:.3f} (target)<br>accepted with chance %{customdata[4]}<extra></extra>")
@@ -159,14 +159,15 @@ rows = [{"node": i + 1, "depth": depths[i], "parent": str(t.parents[i] + 1) if t
          "accept chance": None if t.accept_prob[i] is None else round(t.accept_prob[i], 4),
          "u": None if t.uniforms[i] is None else round(t.uniforms[i], 4),
          "verdict": f"{MARK[t.verdict(i)][0]} {t.verdict(i)}"} for i in range(len(t.nodes))]
-right.dataframe(rows, hide_index=True, key="tr_nodes", height=min(38 * (len(rows) + 1), 520))
+with right:
+    tables.show(rows, key="tr_nodes", height=min(38 * (len(rows) + 1), 520))
 next_word = charts.token_label(pair.tokenizer.decode([r.next_token]))
 right.markdown(f"Emitted: {' '.join(words[i] for i in t.path) or '(no draft)'} then **{next_word}** "
                f"({r.next_kind}). One target pass scored all {len(t.nodes) + 1} positions.")
 st.caption("Children of a node are tried in the order they were drawn (top to bottom). A child is kept with "
            "chance min(1, p/q); after a rejection the next sibling faces norm(max(0, p − q)) with the rejected "
            "token taken out of q, and if every child fails the token comes from what is left of p. The winning "
-           "path is the thick black line and its nodes carry ★ / ✓; rejected nodes ✗, unchecked ·."
+           "path is the thick solid line and its nodes carry ★ / ✓; rejected nodes ✗, unchecked ·."
            + (" In greedy mode a child is kept exactly when it is the target's argmax." if s.greedy else ""))
 
 # --- does it pay? ---------------------------------------------------------------------------------------
@@ -231,7 +232,7 @@ else:
             "speedup (predicted, v = 1: an accelerator)": 1.0 if name == "plain" else round(
                 predicted_speedup(row["tokens_per_pass"], 1.0, c, row["draft_passes_per_round"]), 2),
         })
-    st.dataframe(table, hide_index=True, key="tr_table")
+    tables.show(table, key="tr_table")
     st.caption(f"{layout.measured_badge()} {out['repeats']} repetitions, interleaved (plain, chain, tree, then "
                "backwards), each figure their median with the lowest and highest beside it; the machine is shared, "
                f"so read the spread before the median. Prediction: tokens per pass / (v + c × draft passes per "
@@ -245,7 +246,7 @@ else:
                       line=dict(dash="dash", color=charts.MUTED))
     for x, label, symbol in ((m["depth"], "chain", "circle"), (tree["nodes_per_round"], "tree", "star")):
         fig_v.add_scatter(x=[x], y=[profile.v(int(round(x)))], mode="markers+text", text=[label],
-                          textposition="top center", marker=dict(size=16, symbol=symbol, color="#000000"),
+                          textposition="top center", marker=dict(size=16, symbol=symbol, color=charts.INK),
                           showlegend=False)
     fig_v.update_layout(title="Cost of one verification pass over nodes + 1 positions, in single passes",
                         xaxis_title="draft tokens verified in one pass (nodes)", yaxis_title="v (single passes)",
