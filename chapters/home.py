@@ -41,7 +41,7 @@ def measure_speedup(request: tuple, ids: list[int], progress) -> None:
     speedups()[request] = result.speedups
 
 
-st.title(layout.TITLE)
+st.header(layout.TITLE)  # every chapter opens with a header, then subheaders
 layout.intro(
     "A big language model writes one token per full pass of the network, and most of the machine waits "
     "while it does. Speculative decoding lets a small drafter guess a few tokens ahead and has the big "

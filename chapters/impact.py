@@ -1,12 +1,11 @@
 """Chapter: Impact & Lineage. What grew out of the paper, what speculation did not solve, and a live
 shoot-out of drafters on one prompt: the small model(s), prompt lookup (n-gram) and a trivial unigram."""
-import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 import streamlit as st
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import chips, demo, layout, models, settings
+from ui import charts, chips, demo, layout, models, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -103,14 +102,14 @@ if stored:
               "c (draft pass / target pass)": round(r["c"], 3),
               "speedup (measured, median)": round(r["speedup"], 2),
               "range over the runs": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}"} for r in rows]
-    st.dataframe(table, hide_index=True, key="im_table")
+    tables.show(table, key="im_table")
     names = [r["drafter"] for r in rows]
     colors = [chips.KINDS[k].color for k in ("accepted", "bonus", "corrective", "rejected", "drafted")][:len(rows)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=("measured α", "tokens per target pass", "speedup (×)"))
     for col, key in enumerate(("alpha", "tokens_per_pass", "speedup"), start=1):
         fig.add_bar(x=names, y=[r[key] if r[key] == r[key] else 0 for r in rows], marker_color=colors, row=1, col=col,
                     showlegend=False, text=[f"{r[key]:.2f}" for r in rows], textposition="auto")
-    fig.add_hline(y=1, line_dash="dot", line_color="#000", row=1, col=3)
+    fig.add_hline(y=1, line_dash="dot", line_color=charts.INK, row=1, col=3)
     fig.update_layout(height=380, margin=dict(t=40, b=8))
     fig.update_xaxes(tickangle=-25)
     st.plotly_chart(fig, key="im_chart")

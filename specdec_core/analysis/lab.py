@@ -119,7 +119,8 @@ def speculative_sample(dist: Distributions, n_tokens: int, gamma: int, sampling:
                   else torch.full((dist.vocab,), 1.0 / dist.vocab) for i in range(n_draft + 1)]
         p = torch.stack(p_rows)  # (n + 1, V)
         q = rule.verification_q(proposal, sampling)[:n_draft]
-        v = verify(p, q, drafts, sampling, generator, rule)
+        target_logits = torch.stack([dist.logits("target", tuple(out + drafts[:i])) for i in range(n_draft)])  # (n, V)
+        v = verify(p, q, drafts, sampling, generator, rule, target_logits)
         out += drafts[:v.n_accepted] + [v.next_token]
     return tuple(out[:n_tokens])
 

@@ -9,7 +9,7 @@ from specdec_core import speculative_generate, theory
 from specdec_core.pairs import load_pair
 from specdec_core.analysis.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
 from specdec_core.trace import RoundTrace
-from ui import settings, stepper
+from ui import settings, stepper, tables
 from ui.stepper import Cursor
 from tests.app.helpers import chart, metric, page
 
@@ -122,6 +122,21 @@ def test_round_by_round_steps_advance_through_the_core_trace(pair, temp):
     assert any(f"tok-{first_kind}" in h.value for h in at.html)
     at.button(key="rr_reset").click().run()
     assert at.session_state["rr_cursor"] == Cursor()
+
+
+def test_round_by_round_tables_show_dashes_not_none():
+    """Before the target pass, p(x), min(1, p/q), u and the verdicts are not known yet: dashes."""
+    at = page("chapters/round_by_round.py", gamma=3, max_new=8, temp=1.0, seed=5)
+    table = next(d.value for d in at.dataframe if "u" in d.value.columns)  # the drafts of this round
+    assert (table["p(x)"] == tables.DASH).all() and (table["u"] == tables.DASH).all()
+    for frame in [d.value for d in at.dataframe]:
+        assert not frame.isna().any().any()
+        assert not frame.astype(str).isin(["None", "nan", "NaN"]).any().any()
+
+
+def test_readable_tables_fill_every_gap():
+    frame = tables.readable([{"a": 1, "b": None, "c": 0.12345}, {"a": 2, "b": "x", "c": float("nan")}], {"c": ".3f"})
+    assert frame.to_dict("list") == {"a": [1, 2], "b": [tables.DASH, "x"], "c": ["0.123", tables.DASH]}
 
 
 def test_stepper_walks_every_step_once(pair):

@@ -236,7 +236,9 @@ def test_speedup_lives_grid_from_real_traces():
     spec = chart(at, "sl_grid_spec")["data"]
     used = sum(len(t["x"]) for t in spec if not t["name"].startswith("computed"))
     assert used == 16  # one used distribution per token
-    assert at.dataframe[0].value["method"].tolist()[-1] == "Speculative decoding"
+    # The lossless-vs-lossy table is measured behind a button; once measured, this process keeps it.
+    measured = at.button(key="sl_fidelity_run").label == "Measure again"
+    assert bool(at.dataframe) == measured
     assert any("latency arbitrage" in m.value for m in at.success)
     at.radio(key="sl_drafter").set_value("n-gram lookup (no model)").run()
     assert not at.exception
