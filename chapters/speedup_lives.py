@@ -204,14 +204,14 @@ else:
             fig.add_scatter(
                 x=[r["distance"] for r in part], y=[r["speed"].median for r in part], mode="markers+text",
                 name=kind, text=[r["name"] for r in part], textposition="top right",
-                marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color="#000")),
+                marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color=charts.INK)),
                 error_y=dict(type="data", symmetric=False, array=[r["speed"].high - r["speed"].median for r in part],
                              arrayminus=[r["speed"].median - r["speed"].low for r in part]))
     for r in rows:
         if r["speed"] is None:
             fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED,
                           annotation_text=f"{r['name']}: speed not measured", annotation_textangle=-90)
-    fig.add_hline(y=1.0, line_dash="dash", line_color="#000", annotation_text="as fast as the fp32 target")
+    fig.add_hline(y=1.0, line_dash="dash", line_color=charts.INK, annotation_text="as fast as the fp32 target")
     fig.update_layout(title="Speed against distance from the target", height=420, margin=dict(t=40, b=8),
                       xaxis=dict(title="mean total variation distance from the target (0 = the target's outputs)",
                                  rangemode="tozero"),

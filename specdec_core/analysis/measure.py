@@ -196,6 +196,14 @@ class PassTimes:
         """c of every drafter collected."""
         return {label: self.profile(label).c for label in self.draft}
 
+    def describe(self) -> str:
+        """Where the costs come from, in a sentence: how many passes of each kind were collected."""
+        target = sum(len(ts) for ts in self.target.values())
+        draft = sum(len(ts) for ts in self.draft.values())
+        return (f"from the passes short generations made here: {target} target passes over 1 to "
+                f"{max(self.target, default=1)} positions and {draft} one-token draft passes, each kind's "
+                "cost the lower quartile of its timings")
+
 
 @torch.inference_mode()
 def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
