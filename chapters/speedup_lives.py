@@ -20,6 +20,7 @@ FID_SYMBOLS = {"lower precision": "diamond", "fewer layers": "triangle-up", "dis
                "speculative": "star"}
 FID_COLORS = {"lower precision": chips.KINDS["corrective"].color, "fewer layers": chips.KINDS["rejected"].color,
               "distilled": chips.KINDS["drafted"].color, "speculative": chips.KINDS["accepted"].color}
+FID_TEXT_AT = {"speculative": "middle right", "lower precision": "bottom right"}  # labels clear of the lines near 0
 STATUS_STYLE = {  # status -> (chip kind for the colour, marker symbol, legend text)
     "target": ("target", "square", "used: the one distribution of a plain pass"),
     "accepted": ("accepted", "square", "used: confirmed a draft"),
@@ -203,19 +204,25 @@ else:
         if part:
             fig.add_scatter(
                 x=[r["distance"] for r in part], y=[r["speed"].median for r in part], mode="markers+text",
-                name=kind, text=[r["name"] for r in part], textposition="top right",
+                name=kind, text=[r["name"] for r in part], textposition=FID_TEXT_AT.get(kind, "top center"),
+                hovertext=[f"{r['name']}: {r['speed'].text()}, distance {r['distance']:.3g}" for r in part],
+                hoverinfo="text",
                 marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color="#000")),
                 error_y=dict(type="data", symmetric=False, array=[r["speed"].high - r["speed"].median for r in part],
                              arrayminus=[r["speed"].median - r["speed"].low for r in part]))
     for r in rows:
         if r["speed"] is None:
-            fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED,
+            fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED, annotation_position="top right",
                           annotation_text=f"{r['name']}: speed not measured", annotation_textangle=-90)
-    fig.add_hline(y=1.0, line_dash="dash", line_color="#000", annotation_text="as fast as the fp32 target")
-    fig.update_layout(title="Speed against distance from the target", height=420, margin=dict(t=40, b=8),
+    far = max(r["distance"] for r in rows)
+    fig.add_hline(y=1.0, line_dash="dash", line_color="#000")
+    # On a log axis an annotation's y is log10 of the value (add_hline's own annotation lands at 10×).
+    fig.add_annotation(x=1, xref="paper", y=0, yref="y", text="as fast as the fp32 target", showarrow=False,
+                       xanchor="right", yanchor="top")
+    fig.update_layout(title="Speed against distance from the target", height=460, margin=dict(t=40, b=8),
                       xaxis=dict(title="mean total variation distance from the target (0 = the target's outputs)",
-                                 rangemode="tozero"),
-                      yaxis=dict(title="speed vs fp32 target (×, median and range)", type="log"),
+                                 range=[-0.04 * far, 1.15 * far]),
+                      yaxis=dict(title="speed vs fp32 target (×, log)", type="log"),
                       legend=dict(orientation="h", y=-0.25))
     st.plotly_chart(fig, key="sl_fidelity_chart")
 
@@ -223,8 +230,11 @@ else:
                 "from the same held-out prompt; the first token that differs is marked **[≠ …]**.")
     e1, e2 = st.columns(2)
     example_variant = e1.radio("Quantised copy", QUANTISED, index=1, horizontal=True, key="sl_example_variant")
+    differs = [i for i, ids_ in stored_fid["tokens"][example_variant].items()
+               if ids_ != stored_fid["tokens"][fidelity.TARGET][i]]
     j = e2.selectbox("Prompt", range(len(stored_fid["names"])), format_func=lambda i: stored_fid["names"][i],
-                     key="sl_example_prompt")
+                     index=differs[0] if differs else 0, key="sl_example_prompt",
+                     help="Opens on the first prompt where this copy's continuation differs, if one does.")
     base_tokens = stored_fid["tokens"][fidelity.TARGET][j]
     other = stored_fid["tokens"][example_variant][j]
     first = fidelity.free_running_agreement(base_tokens, other)["first_difference"]
