@@ -82,12 +82,12 @@ with st.expander("The prompt"):
     st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
 drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
             NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
-st.caption(f"Every drafter proposes γ = {s.gamma} tokens per round for the same target, prompt, {s.describe_sampling()} "
+st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, {s.describe_sampling()} "
            f"and seed {s.seed}; {max_new} tokens; fastest of two runs each. Speedup is against plain decoding of the "
            "same request on this machine (prompt processing excluded).")
 signature = (models.pair_key(pair), s.signature(), which)
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
-         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.gamma, max_new, s.sampling,
+         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.draft_policy, max_new, s.sampling,
                                                              s.seed, progress=progress)},
          type="primary", icon=":material/emoji_events:")
 stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
@@ -96,6 +96,7 @@ if stored:
     costs = measure.draft_costs(pair)
     table = [{"drafter": r["drafter"], "measured α": round(r["alpha"], 3) if r["alpha"] == r["alpha"] else None,
               "tokens per target pass": round(r["tokens_per_pass"], 2),
+              "mean acceptance length": round(r["mean_acceptance_length"], 2),
               "draft passes per token": round(r["draft_passes_per_token"], 2),
               "c (draft pass / target pass)": round(costs[r["drafter"].removeprefix("model: ")], 3)
               if r["drafter"].removeprefix("model: ") in costs else 0.0,

@@ -38,7 +38,7 @@ signature = (models.pair_key(pair), s.signature())
 
 # --- live race ---------------------------------------------------------------------------------------
 st.subheader("Live, on this machine")
-st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, γ = {s.gamma}, "
+st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy()}, "
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
            f"lane, so both make the same number). Each press races the two lanes {RACE_REPEATS} times, taking turns "
            "to go first, with nothing drawn while a lane is timed; then both lanes of the median race are "
@@ -79,8 +79,8 @@ def run_race(progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
     with admission.slot("your race"), st.spinner("Warming up both decoders (untimed)…"):
-        race.warm_up(pair.target, pair.draft, ids, s.gamma)
-    return {"race": race.live_race(pair.target, pair.draft, ids, s.gamma, s.max_new_tokens, s.sampling, s.seed,
+        race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
+    return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
                                    repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}
 
 

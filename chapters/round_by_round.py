@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
+from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
 from ui import admission, charts, chips, frame, layout, models, settings, stepper
 from ui.stepper import Cursor
@@ -15,11 +16,11 @@ ids = models.require_prompt_ids(pair)
 
 
 @admission.cached(max_entries=32, what="these rounds")
-def generation(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
+def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, max_new: int, temperature: float,
                top_k: int, top_p: float, seed: int, _pair):
     """A whole speculative generation with full traces (the seed makes it reproducible)."""
-    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
+    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=make_policy(*policy_args),
+                                max_new_tokens=max_new, sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                 seed=seed, trace=True, on_round=admission.on_round)
 
 
@@ -33,7 +34,7 @@ layout.intro(
 
 try:
     with st.spinner("Generating the rounds…", show_time=True):
-        result = generation(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, s.temperature, s.top_k,
+        result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
                             s.top_p, s.effective_seed, pair)
 except ValueError as err:
     st.error(f"Could not generate: {err}")
@@ -44,7 +45,7 @@ if st.session_state.get("rr_signature") != signature:
     st.session_state["rr_signature"] = signature
     st.session_state["rr_cursor"] = Cursor()
 
-st.caption(f"Pair **{pair.name}** · γ = {s.gamma} · {s.describe_sampling()} · seed {s.seed} · "
+st.caption(f"Pair **{pair.name}** · {s.describe_policy()} · {s.describe_sampling()} · seed {s.seed} · "
            f"{len(result.tokens)} tokens in {len(rounds)} rounds ({result.tokens_per_pass:.2f} tokens per target pass, "
            f"{result.acceptance_rate:.0%} of drafts accepted).")
 chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
@@ -92,6 +93,11 @@ def round_view() -> None:
     b[2].button("Reset", key="rr_reset", icon=":material/restart_alt:", on_click=_reset)
     b[3].markdown(f"**Round {cur.round + 1} of {len(rounds)}** · step {cur.step + 1} of {stepper.steps_in(r)}"
                   + (" · generation complete" if stepper.finished(rounds, cur) else ""))
+    st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}** · drafting stopped because "
+                f"{STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
+                + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
+                   f" for a next draft was under {s.policy_threshold:g})" if r.draft_stop == STOP_CONFIDENCE else "")
+                + ".")
 
     # What happens at this step, in words.
     if name == "check":

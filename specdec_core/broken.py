@@ -33,3 +33,56 @@ BROKEN_Q_OTHER_TEMPERATURE = Rule("broken: q taken at another temperature than t
                                   exact_acceptance, exact_residual, _q_at_other_temperature)
 
 BROKEN_RULES = (BROKEN_RESAMPLE_FROM_P, BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_Q_OTHER_TEMPERATURE)
+
+
+# --- a deliberately WRONG draft-length policy -------------------------------------------------------
+
+class PeekingPolicy:
+    """Wrong: ends a round as soon as the verdict still to come would accept every draft so far. It
+    reads that verdict ahead of time: it copies the generation's generator (the uniforms the rule is
+    about to draw) and runs the target itself. A draft that would be rejected gets another chance in
+    a longer round with fresh uniforms, so drafts are over-accepted. With `reroll` it also draws from
+    the generator (as a randomised stop may) until the coming verdict is a clean sweep, so almost
+    every draft is accepted. Any policy that looks only at the past is exact (see
+    specdec_core.policies); this one shows the tests notice the difference."""
+
+    def __init__(self, target, draft, sampling: SamplingConfig, max_gamma: int = 4, reroll: bool = True):
+        self.target, self.draft, self.sampling = target, draft, sampling
+        self.max_gamma, self.reroll = max_gamma, reroll
+        self.name = "broken: peeks at the coming verdict" + (" and rerolls it" if reroll else "")
+
+    def start(self) -> "_PeekingSession":
+        return _PeekingSession(self)
+
+
+class _PeekingSession:
+    REROLLS = 50  # bounded, so a draft the target never accepts cannot stall the round
+
+    def __init__(self, policy: PeekingPolicy):
+        self.policy, self.context = policy, []
+
+    def next_gamma(self, context: list[int]) -> int:
+        self.context = list(context)
+        return self.policy.max_gamma
+
+    def _clean_sweep_ahead(self, drafts: list[int], accept: torch.Tensor, generator: torch.Generator) -> bool:
+        ahead = torch.Generator().manual_seed(0)
+        ahead.set_state(generator.get_state())  # the uniforms verify() will draw if the round ends here
+        return bool((torch.rand(len(drafts), generator=ahead, dtype=torch.float64) < accept.double()).all())
+
+    def keep_drafting(self, drafts: list[int], logits: torch.Tensor, generator: torch.Generator) -> bool:
+        from .lm import CachedLM  # both models' own passes, outside the round (the cheat)
+        if self.policy.sampling.greedy:
+            return True
+        p, q = (to_probs(CachedLM(m).extend(self.context + drafts)[-len(drafts) - 1:-1], self.policy.sampling)
+                for m in (self.policy.target, self.policy.draft))  # (n, V) each: p and q at each draft
+        x, rows = torch.tensor(drafts), torch.arange(len(drafts))
+        accept = acceptance_probability(p[rows, x], q[rows, x])
+        for _ in range(self.REROLLS if self.policy.reroll else 0):
+            if self._clean_sweep_ahead(drafts, accept, generator):
+                break
+            torch.rand(1, generator=generator)  # burn a draw: the coming uniforms shift
+        return not self._clean_sweep_ahead(drafts, accept, generator)  # stop on a clean sweep
+
+    def observe(self, n_drafted: int, n_accepted: int) -> None:
+        pass

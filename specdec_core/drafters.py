@@ -2,7 +2,11 @@
 
 A `Drafter` is shared and stateless (it may wrap a cached model); `start()` gives a per-generation
 `DraftSession` that may keep state such as a KV cache. Each round the sampler calls
-`session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output).
+`session.propose(context, gamma, sampling, generator)` with every token so far (prompt + output),
+adding `keep_drafting=test` when the draft-length policy may end a round early: before each draft
+but the first, a drafter that supports it calls `test(drafts_so_far, raw_logits, generator)` with
+the raw logits (V,) it would draw the next draft from, and stops when it returns False (see
+specdec_core.policies).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -27,7 +31,7 @@ class DraftSession(Protocol):
     passes: int
 
     def propose(self, context: list[int], gamma: int, sampling: SamplingConfig,
-                generator: torch.Generator) -> Proposal: ...
+                generator: torch.Generator, keep_drafting=None) -> Proposal: ...
 
 
 class Drafter(Protocol):
@@ -79,13 +83,15 @@ class _ModelDraftSession:
         del self.fed[common:]
         return context[common:]
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         feed = self._sync(context)
         tokens, logits_rows, q_rows, pass_s = [], [], [], []
-        for _ in range(gamma):
-            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,)
+        for i in range(gamma):
+            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,) raw logits for the next draft
             self.fed += feed
             pass_s.append(self.lm.last_pass_s)
+            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
+                break  # the policy declines to draft from this distribution (its pass is spent)
             if sampling.greedy:  # q is one-hot on the argmax: built once for all rows below
                 x = int(logits.argmax())
             else:
@@ -94,7 +100,7 @@ class _ModelDraftSession:
             tokens.append(x)
             logits_rows.append(logits)
             feed = [x]
-        logits = torch.stack(logits_rows)  # (gamma, V)
+        logits = torch.stack(logits_rows)  # (n, V), n <= gamma
         # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
         q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
         return Proposal(tokens, q, logits, pass_s)
@@ -145,7 +151,8 @@ class _NgramSession:
                 return context[start + n:start + n + gamma]
         return []
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
+        # keep_drafting is not consulted: a lookup has no distribution, so no confidence to lose
         tokens = self.lookup(context, gamma)
         return Proposal(tokens, _one_hot(tokens, self.vocab))
 
@@ -167,13 +174,18 @@ class _UnigramSession:
     vocab: int
     passes: int = 0
 
-    def propose(self, context, gamma, sampling, generator) -> Proposal:
+    def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         counts = torch.bincount(torch.tensor(context, dtype=torch.long), minlength=self.vocab).float()
         # Counts act as logits-free probabilities; the sampling transform needs logits, so use log-counts.
-        logits = torch.log(counts).expand(gamma, -1)  # (gamma, V), -inf where unseen
-        q = to_probs(logits, sampling)
-        tokens = [int(q[0].argmax()) if sampling.greedy else sample(q[0], generator) for _ in range(gamma)]
-        return Proposal(tokens, q, logits)
+        row = torch.log(counts)  # (V,), -inf where unseen
+        q_row = to_probs(row, sampling)
+        tokens = []
+        for i in range(gamma):
+            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, row, generator):
+                break
+            tokens.append(int(q_row.argmax()) if sampling.greedy else sample(q_row, generator))
+        n = len(tokens)
+        return Proposal(tokens, q_row.expand(n, -1), row.expand(n, -1))
 
 
 def as_drafter(drafter) -> Drafter:

@@ -6,7 +6,9 @@ Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Specu
 length is gamma.
 
 One round:
-  1. The drafter proposes x_1..x_gamma, each drawn from its q_i (gamma cheap passes).
+  1. The drafter proposes x_1..x_gamma, each drawn from its q_i (gamma cheap passes). The paper fixes
+     gamma; here a draft-length policy (specdec_core.policies) may choose it round by round, and may
+     end a round early from the drafter's own confidence, never from the verdict still to come.
   2. The target scores the last committed token and all drafts in ONE forward pass, giving
      p_1..p_{gamma+1}: p_i is the target's distribution for the position of x_i.
   3. Drafts are accepted left to right while u_i < p_i(x_i) / q_i(x_i), u_i ~ Uniform(0, 1).
@@ -30,10 +32,11 @@ from transformers import PreTrainedModel
 
 from .drafters import Proposal, as_drafter
 from .lm import CachedLM, context_length, vocab_size
+from .policies import (MAX_GAMMA, STOP_CONFIDENCE, STOP_DRAFTER, STOP_GAMMA, STOP_TOKENS_LEFT, Constant, Policy,
+                       as_policy, confidence)
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace
 
-MAX_GAMMA = 32  # beyond this a round is all waste: even alpha = 0.95 keeps 0.95**32 < 20% of drafts
 TRACE_TOP = 8  # how many entries of p, q and the residual a trace keeps per position
 
 
@@ -240,25 +243,25 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
 # --- speculative decoding ---------------------------------------------------------------------------
 
 @torch.inference_mode()
-def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_tokens: int = 40,
+def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, max_new_tokens: int = 40,
                          sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                          eos_token_id: int | None | str = "model", trace: bool = True,
                          rule: Rule = EXACT, max_rounds: int | None = None,
                          on_round: Callable[[RoundTrace], None] | None = None,
                          forward: str = "core") -> GenerationResult:
     """Speculative decoding of `target` with `drafter` (a causal LM sharing the target's vocabulary,
-    or any Drafter). Its output is distributed exactly as `autoregressive_generate`'s (identical
-    tokens in greedy mode). `trace=False` keeps only the cheap per-round fields.
-    `on_round(round_trace)` is called after each round; `forward` picks the target's forward path
-    (lm.CachedLM; a drafter picks its own)."""
+    or any Drafter). `gamma` is the draft length: an int, or a policy from `specdec_core.policies`
+    that chooses it round by round. Its output is distributed exactly as `autoregressive_generate`'s
+    (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
+    per-round fields. `on_round(round_trace)` is called after each round; `forward` picks the
+    target's forward path (lm.CachedLM; a drafter picks its own)."""
     target = _as_model(target, "target")
     drafter = as_drafter(drafter)
     vocab = vocab_size(target)
     if drafter.vocab_size is not None and drafter.vocab_size != vocab:
         raise ValueError(f"drafter vocabulary ({drafter.vocab_size}) differs from the target's ({vocab}): "
                          "the drafter must share the target's tokenizer")
-    if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= MAX_GAMMA:
-        raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}], got {gamma!r}")
+    policy = as_policy(gamma)
     prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed,
                                               drafter.context_length)
     eos = _eos(target, eos_token_id)
@@ -268,18 +271,26 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
     lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
     prefill_s = time.perf_counter() - start
     session = drafter.start(vocab)
+    length = policy.start()  # this generation's own policy state
     context = list(prompt)
     tokens, kinds, rounds, pass_s, stop = [], [], [], [], "max_new_tokens"
     if max_rounds is not None and max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds!r}")
 
     while len(tokens) < max_new_tokens and (max_rounds is None or len(rounds) < max_rounds):
-        # Draft: never more than the tokens still wanted, so a round cannot overshoot max_new_tokens.
-        n_draft = min(gamma, max_new_tokens - len(tokens) - 1)
+        # Draft: as many as the policy asks, never more than the tokens still wanted (a round must
+        # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
+        planned = _checked_gamma(length.next_gamma(context), policy)
+        n_draft = min(planned, max_new_tokens - len(tokens) - 1)
         draft_passes_before = session.passes
-        proposal = (session.propose(context, n_draft, sampling, generator) if n_draft > 0
+        stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
+        early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
+        proposal = (session.propose(context, n_draft, sampling, generator, **early) if n_draft > 0
                     else Proposal([], torch.zeros(0, vocab)))
         drafts = proposal.tokens[:n_draft]
+        draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
+                      STOP_DRAFTER if len(drafts) < n_draft else
+                      STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
         # Verify: ONE target pass over the last committed token and all drafts.
         logits = lm.extend([context[-1]] + drafts)  # (n + 1, V)
         p = to_probs(logits, sampling)
@@ -288,6 +299,7 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
         q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
         v = verify(p, q, drafts, sampling, generator, rule, logits)
         lm.rollback(len(drafts) - v.n_accepted)  # forget the rejected drafts' keys and values
+        length.observe(len(drafts), v.n_accepted)
 
         new, hit_eos = _truncate_at_eos(drafts[:v.n_accepted] + [v.next_token], eos)
         new_kinds = (["accepted"] * v.n_accepted + [v.next_kind])[:len(new)]
@@ -301,8 +313,12 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
             uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
             draft_pass_s=proposal.pass_s, target_pass_s=lm.last_pass_s,
             draft_passes=session.passes - draft_passes_before, next_prob=v.next_prob,
+            gamma=planned, draft_stop=draft_stop,
         )
         if trace:
+            if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
+                raw = proposal.logits[:len(drafts)]
+                r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
             r.p_top, r.q_top = _top(p), _top(q) if len(drafts) else []
             r.residual_top = _top(v.residual) if v.residual is not None else None
         rounds.append(r)
@@ -315,5 +331,24 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int = 4, max_new_to
         stop = "max_rounds"
 
     return GenerationResult(tokens, len(rounds), session.passes, rounds, kinds, pass_s, prefill_s,
-                            time.perf_counter() - start, stop, seed, drafter=drafter.name, gamma=gamma,
-                            prompt_len=len(prompt))
+                            time.perf_counter() - start, stop, seed, drafter=drafter.name,
+                            gamma=policy.gamma if isinstance(policy, Constant) else None,
+                            prompt_len=len(prompt), policy=policy.name)
+
+
+def _checked_gamma(planned, policy: Policy) -> int:
+    if isinstance(planned, bool) or not isinstance(planned, int) or not 1 <= planned <= MAX_GAMMA:
+        raise ValueError(f"policy {policy.name!r} asked for gamma = {planned!r}, outside [1, {MAX_GAMMA}]")
+    return planned
+
+
+class _StopTest:
+    """Wraps a policy's per-draft stop test and remembers whether it ended the round."""
+
+    def __init__(self, keep_drafting):
+        self.keep_drafting, self.stopped = keep_drafting, False
+
+    def __call__(self, drafts, logits, generator) -> bool:
+        go_on = self.keep_drafting(drafts, logits, generator)
+        self.stopped = not go_on
+        return go_on

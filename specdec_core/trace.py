@@ -32,6 +32,10 @@ class RoundTrace:
     q_top: list[TopK] | None = None  # top entries of q at each draft position
     residual_top: TopK | None = None  # top entries of norm(max(0, p - q)) at the rejected position
     target_passes: int = 1
+    gamma: int | None = None  # the most drafts the draft-length policy allowed this round
+    draft_stop: str | None = None  # why drafting stopped: policies.STOP_REASONS
+    draft_top: list[float] | None = None  # the drafter's raw top probability at each draft (model drafters)
+    draft_margin: list[float] | None = None  # ... and its top-1 minus top-2 probability
 
     @property
     def rejected_at(self) -> int | None:
@@ -52,9 +56,10 @@ class GenerationResult:
     stop_reason: str  # "max_new_tokens" | "eos" | "max_rounds"
     seed: int | None
     drafter: str | None = None
-    gamma: int | None = None
+    gamma: int | None = None  # the constant gamma; None when a policy chose it round by round
     prompt_len: int = 0
     extra: dict = field(default_factory=dict)
+    policy: str | None = None  # the draft-length policy's name
 
     @property
     def drafted(self) -> int:
@@ -83,7 +88,9 @@ def rounds_frame(rounds: list[RoundTrace]) -> pd.DataFrame:
     return pd.DataFrame([{
         "round": r.index + 1,
         "position": r.position,
+        "gamma": r.gamma,
         "drafted": len(r.draft_tokens),
+        "draft_stop": r.draft_stop,
         "accepted": r.n_accepted,
         "rejected_at": r.rejected_at + 1 if r.rejected_at is not None else None,
         "next_token": r.next_token,

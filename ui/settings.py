@@ -12,11 +12,16 @@ from dataclasses import asdict, dataclass, replace
 from typing import Mapping
 
 from specdec_core.pairs import PAIRS
+from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.sampling import SamplingConfig
 
 from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
+POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
+                 "confidence": "confidence stop", "acceptance": "acceptance-driven",
+                 "hybrid": "acceptance-driven + confidence stop"}
+THRESHOLD_RANGE = (0.0, 1.0)
 TEMPERATURE_RANGE = (0.0, 2.0)  # 0 = greedy
 TOP_P_RANGE = (0.01, 1.0)  # 1 = off
 SEED_RANGE = (0, 2**31 - 1)
@@ -35,8 +40,10 @@ PRESETS = {
 
 # Settings field -> URL query parameter name.
 QUERY_KEYS = {"pair": "pair", "prompt": "prompt", "gamma": "gamma", "temperature": "temp", "top_k": "top_k",
-              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new", "target": "target", "draft": "draft"}
+              "top_p": "top_p", "seed": "seed", "max_new_tokens": "max_new", "target": "target", "draft": "draft",
+              "policy": "policy", "policy_max_gamma": "pmax", "policy_threshold": "pthr", "policy_signal": "psig"}
 CUSTOM_ONLY = ("target", "draft")  # in the URL only when the pair is a custom one
+ADAPTIVE_ONLY = ("policy", "policy_max_gamma", "policy_threshold", "policy_signal")  # only for an adaptive policy
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,23 @@ class Settings:
     max_new_tokens: int = 40
     target: str = ""  # custom pairs only: hub ids from the operator's allow-list
     draft: str = ""
+    policy: str = "constant"  # how each round's γ is chosen: a key of specdec_core.policies.POLICIES
+    policy_max_gamma: int = 12  # adaptive policies: the longest round
+    policy_threshold: float = 0.02  # confidence stop: draft while the drafter's confidence stays at or above
+    policy_signal: str = "margin"  # confidence stop: "top" probability or top-1 − top-2 "margin"
+
+    @property
+    def draft_policy(self):
+        """The draft-length policy these settings ask for (constant γ unless the sidebar chose another)."""
+        return make_policy(self.policy, self.gamma, self.policy_max_gamma, self.policy_threshold, self.policy_signal)
+
+    def describe_policy(self) -> str:
+        return describe(self.draft_policy)
+
+    @property
+    def policy_args(self) -> tuple:
+        """(name, gamma, max gamma, threshold, signal): hashable, for cached page functions."""
+        return (self.policy, self.gamma, self.policy_max_gamma, float(self.policy_threshold), self.policy_signal)
 
     @property
     def sampling(self) -> SamplingConfig:
@@ -81,6 +105,8 @@ class Settings:
         out = {}
         for name, value in asdict(self).items():
             if name in CUSTOM_ONLY and self.pair != CUSTOM:
+                continue
+            if name in ADAPTIVE_ONLY and self.policy == "constant":  # links from before policies stay as they were
                 continue
             out[QUERY_KEYS[name]] = f"{value:g}" if isinstance(value, float) else str(value)
         return out
@@ -199,8 +225,23 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
         prompt, notes = clean_prompt(_last(q["prompt"]), policy.max_prompt_chars)
         w += [n.replace("The prompt", "The link's prompt", 1) for n in notes]
         s = replace(s, prompt=prompt)
+    if "policy" in q:
+        name = str(_last(q["policy"]))
+        if name in POLICIES:
+            s = replace(s, policy=name)
+        else:
+            w.append(f"The link asks for an unknown draft-length policy {shown(name)}; using constant γ.")
+    if "psig" in q:
+        signal = str(_last(q["psig"]))
+        if signal in SIGNALS:
+            s = replace(s, policy_signal=signal)
+        else:
+            w.append(f"The link's confidence signal {shown(signal)} is not one of {', '.join(SIGNALS)}; "
+                     f"using {DEFAULTS.policy_signal}.")
     numeric = {
         "gamma": ("γ", *GAMMA_RANGE, True),
+        "policy_max_gamma": ("longest round (max γ)", *GAMMA_RANGE, True),
+        "policy_threshold": ("confidence threshold", *THRESHOLD_RANGE, False),
         "temperature": ("temperature", *TEMPERATURE_RANGE, False),
         "top_k": ("top-k", 0, vocab_size or FALLBACK_VOCAB, True),
         "top_p": ("top-p", *TOP_P_RANGE, False),

@@ -7,16 +7,19 @@ parameters, so that a teacher can share a link that reproduces a demo.
 import streamlit as st
 
 from specdec_core.pairs import PAIRS
+from specdec_core.policies import POLICIES, SIGNALS
 
 from . import operator
 from .classroom import CUSTOM, Policy
-from .settings import (DEFAULTS, FALLBACK_VOCAB, GAMMA_RANGE, PRESETS, SEED_RANGE, TEMPERATURE_RANGE, TOP_P_RANGE,
-                       Settings, clamp_to_pair, clean_prompt, max_new_limit, settings_from_query)
+from .settings import (DEFAULTS, FALLBACK_VOCAB, GAMMA_RANGE, POLICY_LABELS, PRESETS, SEED_RANGE, TEMPERATURE_RANGE,
+                       THRESHOLD_RANGE, TOP_P_RANGE, Settings, clamp_to_pair, clean_prompt, max_new_limit,
+                       settings_from_query)
 
 # Settings field -> sidebar widget key.
 WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temperature": "s_temperature",
                "top_k": "s_top_k", "top_p": "s_top_p", "seed": "s_seed", "max_new_tokens": "s_max_new",
-               "target": "s_target", "draft": "s_draft"}
+               "target": "s_target", "draft": "s_draft", "policy": "s_policy", "policy_max_gamma": "s_policy_max",
+               "policy_threshold": "s_policy_threshold", "policy_signal": "s_policy_signal"}
 
 
 def init_from_url() -> None:
@@ -70,6 +73,27 @@ def _custom_pickers(sb, policy: Policy) -> None:
         sb.selectbox(label, ids, key=key)
 
 
+def _policy_widgets(sb) -> None:
+    """How each round's γ is chosen: constant (the paper, and the default) or an adaptive policy."""
+    if st.session_state.get("s_policy") not in POLICIES:
+        st.session_state["s_policy"] = DEFAULTS.policy
+    sb.selectbox("Draft length", list(POLICY_LABELS), key="s_policy", format_func=POLICY_LABELS.get,
+                 help="Constant: every round drafts γ. Adaptive policies choose each round's length as they go; "
+                      "the output stays exactly the target's either way.")
+    name = st.session_state["s_policy"]
+    if name == "constant":
+        return
+    if name == "heuristic":
+        sb.caption("The γ slider above is where the schedule starts.")
+    sb.slider("Longest round (max γ)", *GAMMA_RANGE, key="s_policy_max")
+    if name in ("confidence", "hybrid"):
+        c1, c2 = sb.columns(2)
+        c1.number_input("Confidence threshold", *THRESHOLD_RANGE, step=0.01, key="s_policy_threshold", format="%.3f",
+                        help="Keep drafting while the drafter's confidence in its next token is at least this.")
+        c2.selectbox("Signal", list(SIGNALS), key="s_policy_signal",
+                     format_func={"margin": "top-1 − top-2", "top": "top probability"}.get)
+
+
 def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
     error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
@@ -99,6 +123,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     _clean_widget_prompt()
     sb.text_area("Prompt", key="s_prompt", max_chars=policy.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
+    _policy_widgets(sb)
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
               help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")
     c1, c2 = sb.columns(2)

@@ -27,7 +27,8 @@ import torch
 from .. import theory
 from ..drafters import as_drafter
 from .measure import Measured, PassTimes, interleave, measured, sync
-from .round_stats import measured_alpha
+from ..policies import Policy
+from .round_stats import mean_acceptance_length, measured_alpha
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import GenerationResult
@@ -125,7 +126,7 @@ def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingCo
     return lane
 
 
-def run_speculative_lane(target, drafter, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig,
+def run_speculative_lane(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
                          seed: int) -> LiveLane:
     """Speculative decoding, timed on the wall clock, with the moment each round ended (its tokens
     appear together). Nothing but a clock read runs between the sampler's rounds."""
@@ -147,7 +148,7 @@ def run_speculative_lane(target, drafter, prompt_ids, gamma: int, max_new_tokens
     return lane
 
 
-def warm_up(target, drafter, prompt_ids, gamma: int) -> None:
+def warm_up(target, drafter, prompt_ids, gamma: int | Policy) -> None:
     """A few untimed tokens of each decoder, so one-off costs (allocations, lazy init) hit no lane."""
     n = 3
     autoregressive_generate(target, prompt_ids, n, SamplingConfig(0.0), seed=0, eos_token_id=None)
@@ -174,7 +175,7 @@ class LiveRace:
         return self.standard.tokens == self.speculative.tokens
 
 
-def live_race(target, drafter, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig, seed: int,
+def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig, seed: int,
               repeats: int = 5, warm: bool = True, hold=nullcontext, progress: Progress | None = None) -> LiveRace:
     """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions
     (EOS does not stop either lane, so both produce max_new_tokens; in greedy mode the two token
@@ -246,6 +247,7 @@ def _row(results: list[GenerationResult], speedup: Measured) -> dict:
     return {"speedup": speedup.median, "measured": speedup, "alpha": measured_alpha(rounds),
             "s_per_token": statistics.median(_decode_s_per_token(r) for r in results),
             "tokens_per_pass": best.tokens_per_pass, "target_passes": best.target_passes,
+            "mean_acceptance_length": mean_acceptance_length(rounds),
             "draft_passes_per_token": best.draft_passes / max(1, len(best.tokens)),
             "drafted": best.drafted, "accepted": best.accepted, "rounds": rounds}
 
@@ -270,10 +272,10 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
             "plain_s_per_token": base.median}
 
 
-def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int, max_new_tokens: int, sampling: SamplingConfig,
+def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
                      seed: int, repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
-    """The same request with each drafter (label -> causal LM or Drafter), interleaved with plain
-    decoding over `repeats` repetitions: measured alpha, tokens per target pass, draft passes per
+    """The same request with each drafter (label -> causal LM or Drafter) at the same draft length
+    (an int gamma or a draft-length policy), interleaved with plain decoding over `repeats` repetitions: measured alpha, tokens per target pass, draft passes per
     token, c from the drafter's own passes in these runs (0 without draft passes) and the
     wall-clock speedup over plain decoding (median and spread)."""
     drafters = {label: as_drafter(d) for label, d in drafters.items()}

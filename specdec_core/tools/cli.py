@@ -1,6 +1,7 @@
 """Command line (installed as `specdec`, or `python -m specdec_core`):
 
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
+    specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
@@ -10,7 +11,9 @@ import sys
 
 from .bench import add_arguments as bench_arguments, main as bench_main
 from ..drafters import NgramDrafter, UnigramDrafter
+from ..analysis.round_stats import acceptance_metrics
 from ..pairs import PAIRS, PairUnavailable, load_pair
+from ..policies import POLICIES, SIGNALS, make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
@@ -24,22 +27,33 @@ def _generate(args) -> int:
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     else:
-        res = speculative_generate(pair.target, drafter, ids, gamma=args.gamma, max_new_tokens=args.max_new_tokens,
+        policy = make_policy(args.policy, args.gamma, args.max_gamma, args.threshold, args.signal)
+        res = speculative_generate(pair.target, drafter, ids, gamma=policy, max_new_tokens=args.max_new_tokens,
                                    sampling=sampling, seed=args.seed)
     text = pair.tokenizer.decode(res.tokens)
     stats = {"pair": args.pair, "tokens": len(res.tokens), "target_passes": res.target_passes,
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
+    if not args.plain:
+        stats = {**stats, "policy": res.policy, **acceptance_metrics(res.rounds)}
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []
         print(json.dumps({"prompt": args.prompt, "text": text, "token_ids": res.tokens, **stats, "rounds": rounds}))
     else:
         print(args.prompt + text)
-        print("\n--- " + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in stats.items()))
+        print("\n--- " + ", ".join(f"{k}={_fmt(v)}" for k, v in stats.items()))
         if res.rounds:
             print(rounds_frame(res.rounds).to_string(index=False))
     return 0
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return "[" + " ".join(_fmt(v) for v in value) + "]"
+    return str(value)
 
 
 def main(argv=None) -> int:
@@ -55,7 +69,11 @@ def main(argv=None) -> int:
     g.add_argument("--prompt", required=True)
     g.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
     g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram"])
-    g.add_argument("--gamma", type=int, default=4)
+    g.add_argument("--gamma", type=int, default=4, help="draft length (constant policy), or the heuristic's start")
+    g.add_argument("--policy", default="constant", choices=sorted(POLICIES), help="how each round's gamma is chosen")
+    g.add_argument("--max-gamma", type=int, default=None, help="adaptive policies: the longest round")
+    g.add_argument("--threshold", type=float, default=None, help="confidence policy: stop below this confidence")
+    g.add_argument("--signal", default=None, choices=SIGNALS, help="confidence policy: top probability or margin")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
     g.add_argument("--top-k", type=int, default=None)
     g.add_argument("--top-p", type=float, default=None)

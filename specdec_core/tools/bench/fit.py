@@ -82,6 +82,9 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
                 "of_predicted": speedup / predicted if predicted == predicted else float("nan"),
                 "target_passes_per_token": sum(r["target_passes"] for r in all_runs) / sum(n_tokens),
                 "draft_passes_per_token": sum(r["draft_passes"] for r in all_runs) / sum(n_tokens),
+                # vLLM's name for tokens per target pass (every run makes exactly n tokens, no EOS)
+                "mean_acceptance_length": (sum(n_tokens) / sum(r["target_passes"] for r in all_runs)
+                                           if cfg.method == "spec" else float("nan")),
                 "alpha": alpha, "c_run": c_run, "v_run": v_run,
                 "c": c if cfg.method in ("spec", "hf-assisted") else float("nan"),
                 "v": cost.v(cfg.gamma) if cfg.gamma else float("nan"),

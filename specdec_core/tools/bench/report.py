@@ -17,6 +17,7 @@ COLUMNS = [("config", "config", "{}"), ("ms", "ms", "{:.1f}"), ("tok/s", "tokens
            ("alpha", "alpha", "{:.2f}"), ("c", "c_run", "{:.3f}"), ("v", "v_run", "{:.2f}"),
            ("predicted (profile)", "predicted", "{:.2f}x"), ("speedup / pred. (profile)", "of_predicted", "{:.2f}"),
            ("target passes/tok", "target_passes_per_token", "{:.3f}"),
+           ("mean acceptance length", "mean_acceptance_length", "{:.2f}"),
            ("draft passes/tok", "draft_passes_per_token", "{:.2f}"), ("peak MiB", "peak_mib", "{:.2f}"),
            ("= greedy", "matches_greedy", "{}")]
 

@@ -1,0 +1,117 @@
+"""Adaptive draft length against every fixed gamma, in our own engine, on the benchmark's held-out prompts.
+
+    .venv/bin/python scripts/policy_bench.py [--gammas 1-8] [--reps 3] [--tokens 64] [--prompts N] [--out DIR]
+
+For temperature 0 and 1, and for the open prompts and the self-repeating one separately: plain
+decoding, every fixed gamma and every adaptive policy (their POLICIES defaults) are timed by
+`analysis.policy_compare.compare_policies` (interleaved repetitions, median speedup and its range),
+with the serving stacks' acceptance metrics. The oracle bound is the cost model's speedup of a
+gamma = 12 run's rounds, had each drafted exactly the drafts that were accepted (best gamma per
+round in hindsight), over the cost model's speedup of the best fixed gamma's own rounds. Writes
+policy_bench.md and policy_bench.json under --out (default bench-out/).
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary  # noqa: E402
+from specdec_core.analysis.round_stats import calibration, modelled_speedup, oracle_speedup  # noqa: E402
+from specdec_core.pairs import load_pair  # noqa: E402
+from specdec_core.policies import DEFAULT_ADAPTIVE, POLICIES, Costs  # noqa: E402
+from specdec_core.sampling import GREEDY, SamplingConfig  # noqa: E402
+from specdec_core.tools.bench.plan import load_prompts  # noqa: E402
+
+ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid")
+ORACLE_GAMMA = 12
+
+
+def _gammas(text: str) -> list[int]:
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi) + 1)) if hi else [int(x) for x in text.split(",")]
+
+
+def one_setting(pair, prompts, sampling, gammas, reps, tokens, costs, log) -> dict:
+    contestants = {f"fixed gamma={g}": g for g in gammas}
+    contestants.update({name: POLICIES[name]() for name in ADAPTIVE})
+    results = compare_policies(pair.target, pair.draft, prompts, contestants, tokens, sampling, seed=0,
+                               repeats=reps, progress=lambda f, text: log(f"  {f:4.0%} {text}") if f in (0.5, 1.0) else None)
+    rows = summary(results, costs)
+    fixed = [r for r in rows if r["policy"].startswith("fixed")]
+    best = max(fixed, key=lambda r: r["speedup"])
+    long_rounds = calibration_rounds(pair.target, pair.draft, prompts, ORACLE_GAMMA, tokens, sampling)
+    best_model = max(fixed, key=lambda r: r["modelled_speedup"])
+    oracle = {"oracle_modelled_speedup": oracle_speedup(long_rounds, costs),
+              "best_fixed_modelled_speedup": best_model["modelled_speedup"],
+              "long_gamma_modelled_speedup": modelled_speedup(long_rounds, costs)}
+    oracle["oracle_over_best_fixed"] = oracle["oracle_modelled_speedup"] / best_model["modelled_speedup"]
+    for r in rows:
+        r["vs_best_fixed"] = r["speedup"] / best["speedup"]
+    cal = calibration(long_rounds, "margin", bins=5).to_dict(orient="records")
+    return {"rows": rows, "best_fixed": best["policy"], "oracle": oracle, "calibration_margin": cal}
+
+
+def markdown(report: dict) -> str:
+    out = [f"# Adaptive draft length: {report['command']}", "",
+           f"{report['when']}, {report['seconds']:.0f} s; {report['reps']} interleaved repetitions, {report['tokens']} "
+           "new tokens per prompt; speedup = plain decoding time / policy time (decoding phase, summed over the "
+           "prompts), median over repetitions (lowest-highest).", ""]
+    for key, res in report["settings"].items():
+        out += [f"## {key}", "", "| policy | speedup | range | vs best fixed | mean acceptance length | drafts/round "
+                "| per-position acceptance | model speedup |", "|---|---|---|---|---|---|---|---|"]
+        for r in res["rows"]:
+            if r["policy"] == PLAIN:
+                continue
+            name = r["policy"] + (" (default adaptive)" if r["policy"] == DEFAULT_ADAPTIVE else "")
+            out.append(f"| {name} | {r['speedup']:.2f}x | {r['speedup_low']:.2f}-{r['speedup_high']:.2f} | "
+                       f"{r['vs_best_fixed']:.3f} | {r['mean_acceptance_length']:.2f} | {r['mean_drafted']:.2f} | "
+                       + " ".join(f"{x:.2f}" for x in r["per_position_acceptance_rate"][:8])
+                       + f" | {r['modelled_speedup']:.2f}x |")
+        o = res["oracle"]
+        out += ["", f"Best fixed: {res['best_fixed']}. Oracle bound (best gamma per round in hindsight, cost model): "
+                f"{o['oracle_modelled_speedup']:.2f}x against the best fixed gamma's {o['best_fixed_modelled_speedup']:.2f}x "
+                f"in the same model = **{o['oracle_over_best_fixed']:.2f}x**.", ""]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gammas", default="1-8")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--prompts", type=int, default=None, help="the first N open prompts (default all)")
+    ap.add_argument("--temperatures", default="0,1")
+    ap.add_argument("--out", type=Path, default=Path("bench-out"))
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    start = time.time()
+    pair = load_pair("shakespeare")
+    prompts = load_prompts(args.prompts)
+    groups = {kind: [pair.tokenizer.encode(p["text"]) for p in prompts if (p["kind"] == "open") == (kind == "open")]
+              for kind in ("open", "repetitive")}
+    costs = Costs()  # the acceptance-driven policies plan with these: the model speedup uses them too
+    report = {"command": "scripts/policy_bench.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "tokens": args.tokens,
+              "costs": {"c": costs.c, "v": list(costs.v)}, "settings": {}}
+    for t in (float(x) for x in args.temperatures.split(",")):
+        sampling = GREEDY if t == 0 else SamplingConfig(t)
+        for kind, group in groups.items():
+            key = f"T={t:g}, {kind} prompts ({len(group)})"
+            print(key, flush=True)
+            report["settings"][key] = one_setting(pair, group, sampling, _gammas(args.gammas), args.reps, args.tokens,
+                                                  costs, print)
+    report["seconds"] = time.time() - start
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "policy_bench.json").write_text(json.dumps(report, indent=1, default=str))
+    (args.out / "policy_bench.md").write_text(markdown(report))
+    print(markdown(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

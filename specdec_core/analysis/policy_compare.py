@@ -1,0 +1,105 @@
+"""Fixed against adaptive draft length, measured: several policies on the same prompts, timed in
+interleaved repetitions against plain decoding (`measure.interleave`: A B C, then C B A, ...), with
+the serving stacks' acceptance metrics.
+
+A contestant's run decodes every prompt once; its time is the sum of the runs' decoding phases (each
+generation's time less the target's prefill of the prompt). Its speedup is `measure.ratios` of plain
+decoding's time over its own, repetition by repetition: the median with the range beside it.
+"""
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+from ..policies import Costs, as_policy
+from ..sampler import autoregressive_generate, speculative_generate
+from ..sampling import SamplingConfig
+from ..trace import RoundTrace
+from .measure import Measured, Progress, interleave, measured, ratios
+from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
+
+PLAIN = "plain decoding"
+MAX_REPEATS = 10
+MAX_PROMPTS = 16
+
+
+@dataclass
+class Contestant:
+    label: str
+    seconds: list[float] = field(default_factory=list)  # per repetition: decoding seconds over all prompts
+    tokens: int = 0  # per repetition
+    target_passes: int = 0  # per repetition
+    rounds: list[RoundTrace] = field(default_factory=list)  # the first repetition's rounds, all prompts
+
+    def speedup(self, plain: "Contestant") -> Measured:
+        return ratios(plain.seconds, self.seconds)
+
+
+def _speculative(target, drafter, prompt, policy, max_new_tokens, sampling, seed, trace):
+    return speculative_generate(target, drafter, prompt, gamma=policy, max_new_tokens=max_new_tokens,
+                                sampling=sampling, seed=seed, eos_token_id=None, trace=trace)
+
+
+def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, max_new_tokens: int,
+                     sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
+                     hold=nullcontext, progress: Progress | None = None) -> dict[str, Contestant]:
+    """Run plain decoding and every policy (label -> policy or int gamma) on every prompt, `repeats`
+    times interleaved; prompt i uses seed + i for every contestant. Returns label -> Contestant,
+    plain decoding under `PLAIN`. `hold` and `progress` as in `measure.interleave`."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
+    if not prompts or len(prompts) > MAX_PROMPTS:
+        raise ValueError(f"prompts must hold 1 to {MAX_PROMPTS} prompts, got {len(prompts)}")
+    resolved = {label: as_policy(p) for label, p in policies.items()}
+    if PLAIN in resolved:
+        raise ValueError(f"a policy may not be labelled {PLAIN!r}")
+    out = {label: Contestant(label) for label in [PLAIN, *resolved]}
+
+    def run(label: str):
+        c, seconds, tokens, passes = out[label], 0.0, 0, 0
+        first = not c.seconds
+        for i, prompt in enumerate(prompts):
+            if label == PLAIN:
+                res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
+            else:
+                res = _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
+                if first:
+                    c.rounds += res.rounds
+            seconds += res.total_s - res.prefill_s
+            tokens += len(res.tokens)
+            passes += res.target_passes
+        c.seconds.append(seconds)
+        c.tokens, c.target_passes = tokens, passes
+
+    interleave({label: (lambda label=label: run(label)) for label in out}, repeats, hold, progress)
+    return out
+
+
+def summary(results: dict[str, Contestant], costs: Costs | None = None) -> list[dict]:
+    """One JSON-ready row per contestant: median speedup over plain decoding and its range, tokens per
+    target pass, the acceptance metrics, and the cost model's speedup of the same rounds (and of their
+    hindsight gammas: the oracle bound) when `costs` is given."""
+    plain = results[PLAIN]
+    rows = []
+    for label, c in results.items():
+        up = c.speedup(plain)
+        row = {"policy": label, "speedup": up.median, "speedup_low": up.low, "speedup_high": up.high,
+               "speedup_text": up.text(), "busy": up.busy,
+               "ms_per_token": 1e3 * measured(c.seconds).median / max(1, c.tokens),
+               "tokens_per_target_pass": c.tokens / c.target_passes if c.target_passes else float("nan"),
+               "repeats": len(c.seconds)}
+        if label != PLAIN:
+            row.update(alpha=measured_alpha(c.rounds), **acceptance_metrics(c.rounds))
+            if costs is not None:
+                row.update(modelled_speedup=modelled_speedup(c.rounds, costs),
+                           oracle_speedup=oracle_speedup(c.rounds, costs))
+        rows.append(row)
+    return rows
+
+
+def calibration_rounds(target, drafter, prompts: list[list[int]], gamma: int, max_new_tokens: int,
+                       sampling: SamplingConfig = SamplingConfig(), seed: int = 0) -> list[RoundTrace]:
+    """Traced rounds (with the drafter's raw confidence per draft) at a constant, long gamma, for
+    `round_stats.calibration`: not timed."""
+    rounds = []
+    for i, prompt in enumerate(prompts):
+        rounds += _speculative(target, drafter, prompt, gamma, max_new_tokens, sampling, seed + i, trace=True).rounds
+    return rounds

@@ -1,0 +1,383 @@
+"""Draft-length policies: how many tokens the drafter proposes in each round (the paper's gamma).
+
+The paper fixes gamma for a whole generation. Serving stacks choose it as they go, because alpha
+changes from token to token: transformers' assisted generation grows or shrinks it after each
+round (`num_assistant_tokens_schedule="heuristic"`) or stops a round when the drafter's confidence
+drops (`assistant_confidence_threshold`, after the DISCO paper, arXiv 2405.04304); vLLM picks it
+from the acceptance measured so far. Each of these is a policy here.
+
+Why any of them keeps the output exact: a policy decides how long a round drafts from what has
+already happened (earlier rounds' verdicts, the drafts so far and the drafter's own distributions),
+never from the verdict still to come. Each position's token is then drawn from p whatever the round
+length turned out to be: either the draft passes the exact rule, or the corrective/bonus token is
+drawn from the target at that very position. `specdec_core.broken.PeekingPolicy` breaks exactly
+this (it looks at the coming verdict), and the tests show it failing.
+
+Like a drafter, a policy is shared and stateless; `start()` gives the per-generation state, so
+nothing leaks between generations or threads. Per round the sampler calls
+  session.next_gamma(context)                     -> gamma, the most drafts this round may make
+  session.keep_drafting(drafts, logits, generator) -> before each draft but the first: go on? (optional)
+  session.observe(n_drafted, n_accepted)           -> the verdict, once the target has judged
+`keep_drafting` is None for policies that never stop a round early; when it is a function, `logits`
+is the drafter's RAW logits row (V,) that the next draft would be drawn from (a model drafter has
+already paid the pass that made it; a drafter without a distribution, such as n-gram lookup, never
+asks) and `generator` is the generation's generator, for a policy that stops at random: it may
+draw from it, never read ahead of it.
+"""
+import math
+from dataclasses import dataclass, field, replace
+from typing import Callable, Protocol
+
+import torch
+
+MAX_GAMMA = 32  # beyond this a round is all waste: even alpha = 0.95 keeps 0.95**32 < 20% of drafts
+SIGNALS = ("top", "margin")  # confidence signals: top probability, or top-1 minus top-2 probability
+
+# Why drafting stopped in a round (RoundTrace.draft_stop).
+STOP_GAMMA = "gamma"  # drafted the round's gamma
+STOP_CONFIDENCE = "confidence"  # the drafter's confidence fell below the policy's threshold
+STOP_DRAFTER = "drafter"  # the drafter proposed fewer (n-gram lookup found no longer match)
+STOP_TOKENS_LEFT = "tokens left"  # only this many tokens were still wanted
+STOP_REASONS = (STOP_GAMMA, STOP_CONFIDENCE, STOP_DRAFTER, STOP_TOKENS_LEFT)
+STOP_IN_WORDS = {
+    STOP_GAMMA: "it had drafted the γ the policy chose",
+    STOP_CONFIDENCE: "the drafter's confidence in its next token fell below the threshold",
+    STOP_DRAFTER: "the drafter had nothing more to propose",
+    STOP_TOKENS_LEFT: "no more tokens were wanted",
+}
+
+
+def _int_in(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
+    return value
+
+
+def _float_in(name: str, value, lo: float, hi: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not lo <= value <= hi:
+        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
+    return float(value)
+
+
+# --- the cost model an acceptance-driven policy plans with ------------------------------------------
+
+@dataclass(frozen=True)
+class Costs:
+    """c and v(gamma) of theory.speedup, FIXED for a generation, so a seed reproduces its text (a
+    policy timing live passes would choose different gammas, hence draw different tokens, each run).
+    The defaults are the bundled Shakespeare pair on the 2-core CPU (docs/benchmarks.md)."""
+    c: float = 0.079  # one draft pass / one target pass (measured inside the benchmark's runs)
+    v: tuple[float, ...] = (1.0, 1.19, 1.28, 1.49, 1.64, 1.76, 1.96, 2.28, 2.41)  # v(0), v(1), ...; linear beyond
+
+    def __post_init__(self):
+        _float_in("c", self.c, 0.0, 100.0)
+        if len(self.v) < 2 or any(not math.isfinite(x) or x <= 0 for x in self.v):
+            raise ValueError(f"v must list at least v(0) and v(1), all positive, got {self.v!r}")
+
+    def v_of(self, gamma: int) -> float:
+        """Cost of one target pass over gamma + 1 positions, in single-position passes."""
+        if gamma < len(self.v):
+            return self.v[gamma]
+        slope = self.v[-1] - self.v[-2]
+        return self.v[-1] + slope * (gamma - len(self.v) + 1)
+
+    def round_cost(self, gamma: int) -> float:
+        """gamma drafter passes and one verifying target pass, in single target passes."""
+        return gamma * self.c + self.v_of(gamma)
+
+    @classmethod
+    def from_profile(cls, profile, max_gamma: int = 16) -> "Costs":
+        """From a measured `analysis.measure.CostProfile` (anything with .c and .v(gamma))."""
+        return cls(float(profile.c), tuple([1.0] + [float(profile.v(g)) for g in range(1, max_gamma + 1)]))
+
+
+# --- the drafter's confidence -----------------------------------------------------------------------
+
+def confidence(logits: torch.Tensor, signal: str = "margin") -> torch.Tensor:
+    """The drafter's confidence in its next token from its RAW logits (..., V), before any sampling
+    transform (in greedy mode the transformed q is one-hot and says nothing): "top" is the top
+    probability, "margin" the top probability minus the second's."""
+    if signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
+    top2 = torch.softmax(logits.float(), dim=-1).topk(2, dim=-1).values  # (..., 2)
+    return top2[..., 0] if signal == "top" else top2[..., 0] - top2[..., 1]
+
+
+# --- the policies -----------------------------------------------------------------------------------
+
+class PolicySession(Protocol):
+    keep_drafting: Callable | None
+
+    def next_gamma(self, context: list[int]) -> int: ...
+
+    def observe(self, n_drafted: int, n_accepted: int) -> None: ...
+
+
+class Policy(Protocol):
+    name: str
+    max_gamma: int  # the longest round it can ask for
+
+    def start(self) -> PolicySession: ...
+
+
+@dataclass(frozen=True)
+class Constant:
+    """The paper's policy: gamma drafts every round."""
+    gamma: int = 4
+    name: str = "constant"
+
+    def __post_init__(self):
+        _int_in("gamma", self.gamma, 1, MAX_GAMMA)
+
+    @property
+    def max_gamma(self) -> int:
+        return self.gamma
+
+    def start(self) -> "_ConstantSession":
+        return _ConstantSession(self.gamma)
+
+
+@dataclass
+class _ConstantSession:
+    gamma: int
+    keep_drafting = None
+
+    def next_gamma(self, context) -> int:
+        return self.gamma
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Heuristic:
+    """transformers' "heuristic" schedule: gamma + 2 after a round that accepted every draft, gamma - 1
+    after any other, kept within [min_gamma, max_gamma] (transformers has no upper bound)."""
+    start_gamma: int = 5
+    min_gamma: int = 1
+    max_gamma: int = 12
+    name: str = "heuristic"
+
+    def __post_init__(self):
+        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        _int_in("min_gamma", self.min_gamma, 1, self.max_gamma)
+        _int_in("start_gamma", self.start_gamma, self.min_gamma, self.max_gamma)
+
+    def start(self) -> "_HeuristicSession":
+        return _HeuristicSession(self, self.start_gamma)
+
+
+@dataclass
+class _HeuristicSession:
+    policy: Heuristic
+    gamma: int
+    keep_drafting = None
+
+    def next_gamma(self, context) -> int:
+        return self.gamma
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        step = 2 if n_drafted > 0 and n_accepted == n_drafted else -1
+        self.gamma = min(self.policy.max_gamma, max(self.policy.min_gamma, self.gamma + step))
+
+
+@dataclass(frozen=True)
+class ConfidenceStop:
+    """Draft while the drafter's confidence in its next token stays at or above `threshold`, up to
+    `max_gamma` drafts (the first draft is always made). The signal is of the drafter's raw
+    distribution: the top probability (transformers' `assistant_confidence_threshold`, llama.cpp's
+    `--draft-p-min`) or the margin between the top two. The alpha Dial's calibration chart shows how
+    well either predicts acceptance for the bundled pair."""
+    # Defaults tuned on the app's preset prompts (not the benchmark's): the bundled drafter's margin is
+    # under 0.016 for a fifth of its drafts, which the target accepts 40% of the time (others: ~85%).
+    threshold: float = 0.02
+    signal: str = "margin"
+    max_gamma: int = 6
+    name: str = "confidence"
+
+    def __post_init__(self):
+        _float_in("threshold", self.threshold, 0.0, 1.0)
+        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        if self.signal not in SIGNALS:
+            raise ValueError(f"signal must be one of {SIGNALS}, got {self.signal!r}")
+
+    def start(self) -> "_ConfidenceSession":
+        return _ConfidenceSession(self)
+
+
+@dataclass
+class _ConfidenceSession:
+    policy: ConfidenceStop
+
+    def next_gamma(self, context) -> int:
+        return self.policy.max_gamma
+
+    def keep_drafting(self, drafts: list[int], logits: torch.Tensor | None, generator) -> bool:
+        if logits is None:  # a drafter without a distribution has no confidence to lose
+            return True
+        return float(confidence(logits, self.policy.signal)) >= self.policy.threshold
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class AcceptanceDriven:
+    """Choose each round's gamma to maximise the hardware-aware speedup E(gamma) / (gamma c + v(gamma))
+    (theory.speedup with a per-position alpha), where E(gamma) = 1 + sum_k prod_{i<=k} a_i and a_i is
+    the acceptance rate measured so far at draft position i (accepted / reached). vLLM's adaptive mode
+    maximises expected accepted tokens the same way. Counts decay by `decay` per round, so the policy
+    follows alpha as it drifts; a position seldom reached leans on the overall rate (`prior_weight`
+    pseudo-rounds of it), which itself starts at `prior_alpha`."""
+    costs: Costs = field(default_factory=Costs)
+    prior_alpha: float = 0.7
+    prior_weight: float = 4.0
+    decay: float = 0.95
+    max_gamma: int = 12
+    name: str = "acceptance"
+
+    def __post_init__(self):
+        _float_in("prior_alpha", self.prior_alpha, 0.0, 0.999)
+        _float_in("prior_weight", self.prior_weight, 0.01, 1000.0)
+        _float_in("decay", self.decay, 0.0, 1.0)
+        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        if not isinstance(self.costs, Costs):
+            raise ValueError(f"costs must be a policies.Costs, got {type(self.costs).__name__}")
+
+    def start(self) -> "_AcceptanceSession":
+        return _AcceptanceSession(self, [0.0] * self.max_gamma, [0.0] * self.max_gamma)
+
+    def rates(self, reached: list[float], accepted: list[float]) -> list[float]:
+        """a_1..a_max_gamma from (decayed) counts: each position shrunk towards the pooled rate."""
+        pooled = (sum(accepted) + self.prior_weight * self.prior_alpha) / (sum(reached) + self.prior_weight)
+        return [(a + self.prior_weight * pooled) / (r + self.prior_weight) for r, a in zip(reached, accepted)]
+
+    def best_gamma(self, rates: list[float]) -> int:
+        """The gamma in [1, max_gamma] with the highest E(gamma) / round cost (ties: the smaller)."""
+        best, best_speed, expected, survive = 1, -1.0, 1.0, 1.0
+        for g in range(1, self.max_gamma + 1):
+            survive *= rates[g - 1]
+            expected += survive
+            speed = expected / self.costs.round_cost(g)
+            if speed > best_speed + 1e-12:
+                best, best_speed = g, speed
+        return best
+
+
+@dataclass
+class _AcceptanceSession:
+    policy: AcceptanceDriven
+    reached: list[float]  # decayed count of rounds that reached draft position i (index i - 1)
+    accepted: list[float]  # ... and that accepted it
+    keep_drafting = None
+
+    def next_gamma(self, context) -> int:
+        return self.policy.best_gamma(self.policy.rates(self.reached, self.accepted))
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        d = self.policy.decay
+        self.reached = [r * d for r in self.reached]
+        self.accepted = [a * d for a in self.accepted]
+        judged = min(n_drafted, n_accepted + 1)  # the accepted drafts and the first rejected one
+        for i in range(judged):
+            self.reached[i] += 1
+            self.accepted[i] += i < n_accepted
+
+
+@dataclass(frozen=True)
+class Hybrid:
+    """Each round's gamma from the acceptance-driven policy, the round ended early by the confidence
+    stop: the measured acceptance sets how far a round may go, the drafter's margin where it stops."""
+    length: AcceptanceDriven = field(default_factory=AcceptanceDriven)
+    stop: ConfidenceStop = field(default_factory=lambda: ConfidenceStop(max_gamma=MAX_GAMMA))
+    name: str = "hybrid"
+
+    def __post_init__(self):
+        if not isinstance(self.length, AcceptanceDriven) or not isinstance(self.stop, ConfidenceStop):
+            raise ValueError("a hybrid policy needs an AcceptanceDriven length and a ConfidenceStop stop")
+
+    @property
+    def max_gamma(self) -> int:
+        return self.length.max_gamma
+
+    def start(self) -> "_HybridSession":
+        return _HybridSession(self.length.start(), self.stop.start())
+
+
+@dataclass
+class _HybridSession:
+    length: _AcceptanceSession
+    stop: _ConfidenceSession
+
+    def next_gamma(self, context) -> int:
+        return self.length.next_gamma(context)
+
+    def keep_drafting(self, drafts, logits, generator) -> bool:
+        return self.stop.keep_drafting(drafts, logits, generator)
+
+    def observe(self, n_drafted, n_accepted) -> None:
+        self.length.observe(n_drafted, n_accepted)
+
+
+# The public registry: a policy's name -> a factory taking no arguments (sensible defaults).
+POLICIES: dict[str, Callable[[], Policy]] = {
+    "constant": Constant,
+    "heuristic": Heuristic,
+    "confidence": ConfidenceStop,
+    "acceptance": AcceptanceDriven,
+    "hybrid": Hybrid,
+}
+DEFAULT_ADAPTIVE = "hybrid"  # the adaptive policy the benchmark holds to its targets
+
+
+def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, threshold: float | None = None,
+                signal: str | None = None) -> Policy:
+    """The policy registered as `name`, with the knobs the CLI and the pages expose; None keeps the
+    factory's default. `gamma` is the constant policy's gamma and the heuristic's starting gamma."""
+    if name not in POLICIES:
+        raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {name!r}")
+    if name == "constant":
+        return Constant(gamma)
+    if name == "hybrid":
+        default = Hybrid()
+        return Hybrid(make_policy("acceptance", gamma, max_gamma), replace(
+            default.stop, **{k: v for k, v in (("threshold", threshold), ("signal", signal)) if v is not None}))
+    policy = POLICIES[name]()
+    changes = {"max_gamma": max_gamma, "threshold": threshold, "signal": signal}
+    changes = {k: v for k, v in changes.items() if v is not None and hasattr(policy, k)}
+    if name == "heuristic":
+        top = changes.get("max_gamma", policy.max_gamma)
+        changes["start_gamma"] = min(_int_in("gamma", gamma, 1, MAX_GAMMA), top)
+    return replace(policy, **changes)
+
+
+def describe(policy: Policy) -> str:
+    """A policy in a few words, for captions and tables."""
+    if isinstance(policy, Constant):
+        return f"constant γ = {policy.gamma}"
+    if isinstance(policy, Heuristic):
+        return f"heuristic schedule (γ from {policy.start_gamma}, +2 / −1, within {policy.min_gamma}–{policy.max_gamma})"
+    if isinstance(policy, ConfidenceStop):
+        label = "top probability" if policy.signal == "top" else "top-1 − top-2 margin"
+        return f"confidence stop ({label} ≥ {policy.threshold:g}, at most {policy.max_gamma})"
+    if isinstance(policy, AcceptanceDriven):
+        return f"acceptance-driven (γ maximising E/(γc + v(γ)), at most {policy.max_gamma})"
+    if isinstance(policy, Hybrid):
+        label = "top probability" if policy.stop.signal == "top" else "margin"
+        return (f"hybrid (acceptance-driven γ up to {policy.max_gamma}, stopped when the {label} "
+                f"< {policy.stop.threshold:g})")
+    return getattr(policy, "name", type(policy).__name__)
+
+
+def as_policy(gamma) -> Policy:
+    """Accept a policy, or an int gamma (the constant policy)."""
+    if isinstance(gamma, bool):
+        raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}] or a draft-length policy, got {gamma!r}")
+    if isinstance(gamma, int):
+        if not 1 <= gamma <= MAX_GAMMA:
+            raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}] or a draft-length policy, got {gamma!r}")
+        return Constant(gamma)
+    if hasattr(gamma, "start") and hasattr(gamma, "max_gamma"):
+        return gamma
+    raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}] or a draft-length policy, got {gamma!r}")
