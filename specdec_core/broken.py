@@ -7,7 +7,7 @@ from dataclasses import replace
 import torch
 
 from .drafters import Proposal
-from .sampler import Rows, Rule, exact_acceptance, exact_residual
+from .sampler import Rows, Rule, acceptance_probability, exact_acceptance, exact_residual
 from .sampling import SamplingConfig, to_probs
 
 
