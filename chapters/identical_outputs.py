@@ -242,7 +242,7 @@ if broken_stored:
         x=[r["rule"].removeprefix("broken: ") for r in rows], y=[max(r["p-value"], floor) for r in rows],
         marker_color=[COLORS["speculative"] if r["rule"] == EXACT.name else COLORS["broken"] for r in rows],
         text=[f"{r['p-value']:.2g}" for r in rows], textposition="outside"))
-    fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color="#000", annotation_text=f"reject below {lab.LEVEL:g}")
+    fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color=charts.INK, annotation_text=f"reject below {lab.LEVEL:g}")
     fig.update_layout(title="Chi-square p-value per rule (log scale)", yaxis_type="log", height=360,
                       margin=dict(t=40, b=8), yaxis_title="p-value")
     st.plotly_chart(fig, key="id_break_chart")

@@ -78,7 +78,8 @@ def replay(live: race.LiveRace) -> None:
 def run_race(progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
-    with admission.slot("your race"), st.spinner("Warming up both decoders (untimed)…"):
+    progress(0.0, "Warming up both decoders (untimed)…")
+    with admission.slot("your race"):
         race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
     return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
                                    repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}
@@ -250,7 +251,7 @@ if swept:
     fig.add_scatter(x=fine, y=[theory.speedup(a, g, costs.c, 1.0) for g in fine], mode="lines",
                     name="formula, ideal hardware (v = 1), same α and c", line=dict(dash="dash", color=LANE_COLORS["ideal"]))
     fig.add_scatter(x=gs, y=[row["speedup"] for row in sweep["rows"]], mode="markers+lines", name="measured here",
-                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color="#000")),
+                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color=charts.INK)),
                     line=dict(dash="dot", color=LANE_COLORS["speculative"]),
                     error_y=dict(type="data", symmetric=False,
                                  array=[row["measured"].high - row["speedup"] for row in sweep["rows"]],

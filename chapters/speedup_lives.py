@@ -9,7 +9,7 @@ from specdec_core.sampling import SamplingConfig
 from specdec_core.analysis import fidelity
 from specdec_core.analysis.usage import pass_usage, usage_summary
 from specdec_core.variants import build_variants
-from ui import admission, charts, chips, demo, layout, models, settings
+from ui import admission, charts, chips, demo, layout, models, settings, tables
 
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable
 NGRAM = "n-gram lookup (no model)"

@@ -23,7 +23,6 @@ deliberately wrong rules of `broken` and the lossy-on-purpose ones of `lossy` us
 Every distribution here is after the sampling transform (temperature, top-k, top-p) of
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
 """
-import math
 import os
 import time
 from dataclasses import dataclass

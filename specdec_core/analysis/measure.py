@@ -204,7 +204,8 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
     """Pass costs of this machine from short greedy generations, interleaved over `repeats`
     repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
     alike); the first drafter also at the other γs (target passes over more positions, for v).
-    Small enough for a page's first paint (bundled pair: about 0.3 s a repetition on a quiet core)."""
+    Small enough for a page's first paint (bundled pair: about a second a repetition on the shared
+    2-core machine at load average 6)."""
     gammas = sorted(gammas)
     common = gammas[len(gammas) // 2]
     times = PassTimes()

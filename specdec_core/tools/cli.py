@@ -2,6 +2,7 @@
 
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
     specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
+    specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
@@ -10,6 +11,7 @@ import json
 import sys
 
 from .bench import add_arguments as bench_arguments, main as bench_main
+from ..analysis import race
 from ..drafters import NgramDrafter, UnigramDrafter
 from ..analysis.round_stats import acceptance_metrics
 from ..pairs import PAIRS, PairUnavailable, load_pair
@@ -56,6 +58,24 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _race(args) -> int:
+    """The Wall-Clock Race of the app, by the same function: plain and speculative decoding of one
+    request, interleaved over --repeats races; the median speedup with its spread."""
+    import torch
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    pair = load_pair(args.pair)
+    ids = pair.tokenizer.encode(args.prompt)
+    sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
+    r = race.live_race(pair.target, pair.draft, ids, args.gamma, args.max_new_tokens, sampling, args.seed,
+                       repeats=args.repeats)
+    print(f"measured speedup {r.speedups.text()}; standard lane {r.standard_s.text(' ms', 0, 1e3)}, "
+          f"speculative lane {r.speculative_s.text(' ms', 0, 1e3)}"
+          + ("; the machine was busy (wide spread)" if r.speedups.busy else ""))
+    return 0
+
+
 def main(argv=None) -> int:
     """Run one subcommand; returns the process exit status (2 with a one-line message on bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -82,6 +102,18 @@ def main(argv=None) -> int:
     g.add_argument("--plain", action="store_true", help="plain autoregressive decoding instead")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=_generate)
+    r = sub.add_parser("race", help="the app's Wall-Clock Race: median speedup over interleaved races, with its spread")
+    r.add_argument("--prompt", required=True)
+    r.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
+    r.add_argument("--gamma", type=int, default=4)
+    r.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
+    r.add_argument("--top-k", type=int, default=None)
+    r.add_argument("--top-p", type=float, default=None)
+    r.add_argument("--max-new-tokens", type=int, default=40)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--repeats", type=int, default=5, help="interleaved races (the app's race runs 5)")
+    r.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as the app on 2 cores; 0: torch's choice)")
+    r.set_defaults(func=_race)
     b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")
     bench_arguments(b)
     b.set_defaults(func=bench_main)

@@ -64,6 +64,9 @@ def test_race_greedy_lanes_produce_identical_texts():
     assert live.speedups.n == 5 and metric(at, "Measured speedup") == f"{live.speedup:.2f}×"
     spread = live.speedups.text()  # "1.62× (1.55–1.70, 5 runs)", in a caption or, when busy, a warning
     assert any(spread in el.value for el in [*at.caption, *at.warning])
+    elapsed = [m.value for m in at.metric if m.label == "Elapsed"]  # the lanes show their wall-clock times
+    assert elapsed == [f"{live.standard.elapsed * 1e3:.0f} ms", f"{live.speculative.elapsed * 1e3:.0f} ms"]
+    assert live.standard.result.total_s <= live.standard.elapsed  # nothing subtracted from the wall clock
     spec = chart(at, "race_chart")
     assert [t["name"] for t in spec["data"]] == ["standard", "speculative"]
     assert spec["data"][0]["y"][-1] == 12 == spec["data"][1]["y"][-1]
@@ -253,6 +256,10 @@ def test_impact_shootout_measures_every_drafter(pair):
         "n-gram prompt lookup", "unigram (context counts)"]
     assert all(r["speedup"] > 0 and r["tokens_per_pass"] >= 1 for r in rows)
     assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["draft_passes_per_token"] == 0
+    assert all(r["measured"].n == 3 and r["measured"].low <= r["speedup"] <= r["measured"].high for r in rows)
+    assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["c"] == 0
+    assert all(r["c"] > 0 for r in rows if r["drafter"].startswith("model: "))  # from the runs' own draft passes
+    assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 3 runs\)", el.value) for el in [*at.caption, *at.warning])
     assert len(at.dataframe[-1].value) == len(rows)
     assert any("Medusa" in m.value for m in at.markdown) and any("first token" in m.value.lower() for m in at.markdown)
 

@@ -3,6 +3,7 @@ promised structure, and every greedy row of ours reproduces plain greedy decodin
 No timing is asserted here: the performance targets are printed by the benchmark itself."""
 import csv
 import json
+import re
 
 import pytest
 
@@ -84,3 +85,9 @@ def test_prediction_from_in_run_costs():
     assert row["predicted_run"] == pytest.approx(expected)
     assert row["of_predicted_run"] == pytest.approx(2.25 / expected)
     assert row["predicted"] == pytest.approx((1 - alpha ** 5) / (1 - alpha) / (4 * 0.1 + 1.5))  # the profile's
+
+
+def test_cli_race_prints_the_median_speedup_with_its_spread(capsys):
+    assert cli.main(["race", "--prompt", "ROMEO:", "--max-new-tokens", "6", "--repeats", "3", "--temperature", "0"]) == 0
+    out = capsys.readouterr().out
+    assert re.match(r"measured speedup \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d, 3 runs\); standard lane \d+ ms", out), out

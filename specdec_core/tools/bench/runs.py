@@ -10,11 +10,11 @@ from pathlib import Path
 
 import torch
 
-from ...analysis.measure import CostProfile, cost_profile
+from ...analysis.measure import CostProfile, PassTimes, cost_profile, pass_seconds
 from ...drafters import ModelDrafter, NgramDrafter
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY
-from .fit import _mean, aggregate, best_gamma
+from .fit import aggregate, best_gamma
 from .plan import SAMPLING, Config, Settings, configs, load_prompts
 
 def _status_kib(key: str) -> int | None:
@@ -125,17 +125,20 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     # Judged drafts: the accepted ones plus the one rejected (a round stops at its first rejection).
     # accepted / judged is the per-draft acceptance rate alpha of the theory's i.i.d. model.
     judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds)
-    # The cost of each kind of pass as it ran here, for the prediction from in-run costs: a target
-    # pass over gamma + 1 positions (full rounds only; plain decoding: one position), and a draft
-    # pass over one new token (the run's first draft pass also reads the prompt: kept apart).
-    full_rounds = [r.target_pass_s for r in res.rounds if len(r.draft_tokens) == cfg.gamma]
+    # The cost of each kind of pass as it ran here, for the prediction from in-run costs, by the
+    # core's one method (analysis.measure.PassTimes, as the app's figures): a target pass over
+    # gamma + 1 positions (full rounds; plain decoding: one position), and a one-token draft pass.
+    passes = PassTimes().add(res, "draft")
+    target_k = passes.target.get(cfg.gamma + 1 if res.rounds else 1)
+    draft_one = passes.draft.get("draft")
     draft_passes = [s for r in res.rounds for s in r.draft_pass_s]
     return dict(seconds=seconds, tokens=res.tokens, target_passes=res.target_passes,
                 draft_passes=res.draft_passes, accepted=res.accepted if res.rounds else None,
                 judged=judged if res.rounds else None, prefill_s=res.prefill_s,
                 target_s=sum(res.target_pass_s), draft_s=sum(draft_passes),
-                pass_s=_mean(full_rounds if res.rounds else res.target_pass_s),
-                draft_pass_s=_mean(draft_passes[1:]), draft_prefill_s=draft_passes[0] if draft_passes else 0.0)
+                pass_s=pass_seconds(target_k) if target_k else float("nan"),
+                draft_pass_s=pass_seconds(draft_one) if draft_one else float("nan"),
+                draft_prefill_s=draft_passes[0] if draft_passes else 0.0)
 
 
 def run_one(pair, cfg: Config, ids: list[int], n: int, seed: int, memory: PeakMemory) -> dict:
