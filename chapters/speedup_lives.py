@@ -215,6 +215,7 @@ else:
             fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED, annotation_position="top right",
                           annotation_text=f"{r['name']}: speed not measured", annotation_textangle=-90)
     far = max(r["distance"] for r in rows)
+    timed = [r for r in rows if r["speed"] is not None]
     fig.add_hline(y=1.0, line_dash="dash", line_color=charts.INK)
     # On a log axis an annotation's y is log10 of the value (add_hline's own annotation lands at 10×).
     fig.add_annotation(x=1, xref="paper", y=0, yref="y", text="as fast as the fp32 target", showarrow=False,
@@ -222,7 +223,8 @@ else:
     fig.update_layout(title="Speed against distance from the target", height=460, margin=dict(t=40, b=8),
                       xaxis=dict(title="mean total variation distance from the target (0 = the target's outputs)",
                                  range=[-0.04 * far, 1.15 * far]),
-                      yaxis=dict(title="speed vs fp32 target (×, log)", type="log"),
+                      yaxis=dict(title="speed vs fp32 target (×, log)", type="log", tickvals=charts.log_ticks(
+                          min([1.0] + [r["speed"].low for r in timed]), max([1.0] + [r["speed"].high for r in timed]))),
                       legend=dict(orientation="h", y=-0.25))
     st.plotly_chart(fig, key="sl_fidelity_chart")
 
