@@ -301,13 +301,13 @@ shipped = demo.latest("id_shipped_result", shipped_signature, stale="note", agai
 if shipped is None:
     st.caption("Press the button to test and time the exact rule, the exact-match rule and the two lossy rules.")
 else:
-    st.dataframe([{
-        "rule": r["rule"], "acceptance (accepted / drafted)": f"{r['acceptance']:.2f}",
+    tables.show([{
+        "rule": r["rule"], "verdict": "passes" if r["test"].passes else "FAILS", "χ² p-value": f"{r['test'].pvalue:.3g}",
+        f"power at K = {shipped['signature'][3]}": "–" if r["power"] is None else f"{r['power']:.3f}",
+        "acceptance (accepted / drafted)": f"{r['acceptance']:.2f}",
         "tokens per target pass": f"{r['tokens_per_pass']:.2f}",
         "speedup vs plain sampling": r["speed"].text() if r["speed"] is not None else "–",
-        "χ² p-value": f"{r['test'].pvalue:.3g}", "verdict": "passes" if r["test"].passes else "FAILS",
-        f"power at K = {shipped['signature'][3]}": "–" if r["power"] is None else f"{r['power']:.3f}",
-    } for r in shipped["rows"]], hide_index=True, key="id_shipped_table")
+    } for r in shipped["rows"]], key="id_shipped_table")
     f = shipped["figures"]
     st.markdown(
         f"{layout.measured_badge()} At this prefix the exact rule keeps a draft with probability Σ min(p, q) = "

@@ -20,6 +20,7 @@ FID_SYMBOLS = {"lower precision": "diamond", "fewer layers": "triangle-up", "dis
                "speculative": "star"}
 FID_COLORS = {"lower precision": chips.KINDS["corrective"].color, "fewer layers": chips.KINDS["rejected"].color,
               "distilled": chips.KINDS["drafted"].color, "speculative": chips.KINDS["accepted"].color}
+FID_TEXT_AT = {"speculative": "middle right", "lower precision": "bottom right"}  # labels clear of the lines near 0
 STATUS_STYLE = {  # status -> (chip kind for the colour, marker symbol, legend text)
     "target": ("target", "square", "used: the one distribution of a plain pass"),
     "accepted": ("accepted", "square", "used: confirmed a draft"),
@@ -177,13 +178,13 @@ if stored_fid is None:
                "held-out prompts. Until then, the claim stands in words below.")
 else:
     rows = stored_fid["rows"]
-    st.dataframe([{
+    tables.show([{
         "method": r["name"], "what changes": r["how"], "speed vs fp32 target": speed_text(r["speed"]),
         "agreement, teacher-forced": f"{100 * r['teacher_forced_agreement']:.1f}%",
         f"agreement, free-running ({stored_fid['n_tokens']} tokens)": f"{100 * r['free_running_agreement']:.1f}%",
         "identical continuations": f"{r['identical_prompts']} of {r['prompts']}",
         "distance from the target (mean TV)": f"{r['distance']:.2g}" if r["distance"] > 0 else "0",
-    } for r in rows], hide_index=True, key="sl_fidelity_table")
+    } for r in rows], key="sl_fidelity_table")
     spec_row = rows[-1]
     st.markdown(
         f"{layout.measured_badge()} Greedy decoding of {len(stored_fid['prompts'])} held-out prompts "
@@ -203,19 +204,27 @@ else:
         if part:
             fig.add_scatter(
                 x=[r["distance"] for r in part], y=[r["speed"].median for r in part], mode="markers+text",
-                name=kind, text=[r["name"] for r in part], textposition="top right",
+                name=kind, text=[r["name"] for r in part], textposition=FID_TEXT_AT.get(kind, "top center"),
+                hovertext=[f"{r['name']}: {r['speed'].text()}, distance {r['distance']:.3g}" for r in part],
+                hoverinfo="text",
                 marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color=charts.INK)),
                 error_y=dict(type="data", symmetric=False, array=[r["speed"].high - r["speed"].median for r in part],
                              arrayminus=[r["speed"].median - r["speed"].low for r in part]))
     for r in rows:
         if r["speed"] is None:
-            fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED,
+            fig.add_vline(x=r["distance"], line_dash="dot", line_color=charts.MUTED, annotation_position="top right",
                           annotation_text=f"{r['name']}: speed not measured", annotation_textangle=-90)
-    fig.add_hline(y=1.0, line_dash="dash", line_color=charts.INK, annotation_text="as fast as the fp32 target")
-    fig.update_layout(title="Speed against distance from the target", height=420, margin=dict(t=40, b=8),
+    far = max(r["distance"] for r in rows)
+    timed = [r for r in rows if r["speed"] is not None]
+    fig.add_hline(y=1.0, line_dash="dash", line_color=charts.INK)
+    # On a log axis an annotation's y is log10 of the value (add_hline's own annotation lands at 10×).
+    fig.add_annotation(x=1, xref="paper", y=0, yref="y", text="as fast as the fp32 target", showarrow=False,
+                       xanchor="right", yanchor="top")
+    fig.update_layout(title="Speed against distance from the target", height=460, margin=dict(t=40, b=8),
                       xaxis=dict(title="mean total variation distance from the target (0 = the target's outputs)",
-                                 rangemode="tozero"),
-                      yaxis=dict(title="speed vs fp32 target (×, median and range)", type="log"),
+                                 range=[-0.04 * far, 1.15 * far]),
+                      yaxis=dict(title="speed vs fp32 target (×, log)", type="log", tickvals=charts.log_ticks(
+                          min([1.0] + [r["speed"].low for r in timed]), max([1.0] + [r["speed"].high for r in timed]))),
                       legend=dict(orientation="h", y=-0.25))
     st.plotly_chart(fig, key="sl_fidelity_chart")
 
@@ -223,8 +232,11 @@ else:
                 "from the same held-out prompt; the first token that differs is marked **[≠ …]**.")
     e1, e2 = st.columns(2)
     example_variant = e1.radio("Quantised copy", QUANTISED, index=1, horizontal=True, key="sl_example_variant")
+    differs = [i for i, ids_ in stored_fid["tokens"][example_variant].items()
+               if ids_ != stored_fid["tokens"][fidelity.TARGET][i]]
     j = e2.selectbox("Prompt", range(len(stored_fid["names"])), format_func=lambda i: stored_fid["names"][i],
-                     key="sl_example_prompt")
+                     index=differs[0] if differs else 0, key="sl_example_prompt",
+                     help="Opens on the first prompt where this copy's continuation differs, if one does.")
     base_tokens = stored_fid["tokens"][fidelity.TARGET][j]
     other = stored_fid["tokens"][example_variant][j]
     first = fidelity.free_running_agreement(base_tokens, other)["first_difference"]
@@ -245,14 +257,14 @@ else:
                 "it can be trusted to guess: as the drafter of the fp32 target its guesses are checked, so the "
                 "output is the target's again. The truncated target drafting for itself is self-speculative "
                 "decoding, as LayerSkip does.")
-    st.dataframe([{
+    tables.show([{
         "drafter": b["drafter"] + (" (the bundled drafter)" if b["bundled"] else ""),
         "α (accepted / drafted)": f"{b['alpha']:.2f}" if b["alpha"] is not None else "–",
         "tokens per target pass": f"{b['tokens_per_pass']:.2f}",
         "c (draft pass / target pass)": "not measured (simulated)" if b["c"] is None else f"{b['c']:.3f}",
         "speedup vs fp32 target": speed_text(b["speed"]),
         "output = the target's": f"{b['identical_prompts']} of {b['prompts']} prompts identical",
-    } for b in stored_fid["bridge"]], hide_index=True, key="sl_bridge_table")
+    } for b in stored_fid["bridge"]], key="sl_bridge_table")
     st.caption(f"Greedy, γ = {stored_fid['gamma']}, the same prompts and interleaved repetitions. A drafter close "
                "to the target has a high α but costs nearly a target pass (c near 1), so it cannot pay for itself; "
                "the distilled drafter is far from the target and cheap, and that is the trade that wins.")

@@ -17,6 +17,8 @@ One round:
 Steps 3 and 4 together draw each token from exactly p (see `acceptance_probability`). In greedy
 mode (temperature 0) p and q are one-hot, so the rule becomes: accept while the draft is the
 target's argmax, then emit the target's argmax. The output is then token-for-token greedy decoding.
+Steps 3 and 4 are a `Rule` (`EXACT` here); a rule sees whole rows of p and q (`Rows`), so that the
+deliberately wrong rules of `broken` and the lossy-on-purpose ones of `lossy` use the same `verify`.
 
 Every distribution here is after the sampling transform (temperature, top-k, top-p) of
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.

@@ -113,7 +113,7 @@ def show_legend(kinds=SPEC_KINDS) -> None:
 
 def first_difference_html(tokenizer, tokens, first: int | None, label: str) -> str:
     """A continuation as running text with its first differing token marked by a bracketed ≠ label, a
-    thick underline and a colour (never colour alone); the tokens after it dimmed. Text is escaped."""
+    thick underline and a colour (never colour alone); the tokens after it in the theme's muted colour (4.5:1 or more). Text is escaped."""
     texts = token_strings(tokenizer, tokens)
     if first is None:
         body = escape("".join(texts))
@@ -122,6 +122,6 @@ def first_difference_html(tokenizer, tokens, first: int | None, label: str) -> s
                 f'title="first token that differs">[≠ {_visible(texts[first])}]</mark>' if first < len(texts) else
                 '<mark style="background:#F0E442;color:#000">[≠ ended early]</mark>')
         rest = escape("".join(texts[first + 1:]))
-        body = f'{escape("".join(texts[:first]))}{mark}<span style="opacity:0.6">{rest}</span>'
+        body = f'{escape("".join(texts[:first]))}{mark}<span style="color:{palette.color("muted")}">{rest}</span>'
     return (f'<div class="tok-diff" style="font-family:ui-monospace,monospace;font-size:0.95em;white-space:pre-wrap">'
             f'<b>{escape(label)}:</b> {body}</div>')
