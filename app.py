@@ -8,4 +8,6 @@ links and each chapter's "next" link all read it).
 """
 from ui import frame
 
-frame.render().run()
+page = frame.render()
+page.run()
+frame.next_chapter_link(page)

@@ -4,15 +4,17 @@ acceptance by draft position."""
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import autoregressive_generate, speculative_generate, theory
+from specdec_core import speculative_generate, theory
+from specdec_core.analysis import race
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import acceptance_by_position, calibration, measured_alpha, tokens_per_round
 from specdec_core.policies import POLICIES, Costs, describe
-from ui import admission, charts, chips, demo, layout, measure, models, operator, settings
+from ui import admission, charts, chips, demo, layout, measure, models, operator, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
+TIMED_TOKENS, TIMING_REPEATS = 64, 3  # the wall-clock comparison: tokens per run, interleaved repetitions
 # Leviathan et al. (2022), Table 1: (alpha, gamma, operations, speed), assuming c = c_hat = 0.
 PAPER_TABLE_1 = [(0.6, 2, 1.53, 1.96), (0.7, 3, 1.58, 2.53), (0.8, 2, 1.23, 2.44), (0.8, 5, 1.63, 3.69),
                  (0.9, 2, 1.11, 2.71), (0.9, 10, 1.60, 6.86)]
@@ -39,7 +41,6 @@ layout.intro(
     "compare the distilled drafter's α with the corpus-only one's.")
 
 profile = measure.cost_profile(pair)
-costs = measure.draft_costs(pair)
 c_default = round(min(max(profile.c, 0.0), 1.0), 3)
 st.session_state.setdefault("ad_alpha", 0.8)
 st.session_state.setdefault("ad_gamma", s.gamma)
@@ -89,12 +90,12 @@ def explorer() -> None:
         for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
             g_m = measured["gamma"]
             fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
-                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")))
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)))
             fig_e.add_scatter(x=GAMMA_AXIS, y=[theory.expected_tokens(res["alpha"], g_) for g_ in GAMMA_AXIS],
                               mode="lines", line=dict(dash="dash", color=color), showlegend=False,
                               hovertemplate=f"theory at measured α = {res['alpha']:.2f}<extra></extra>")
             fig_s.add_scatter(x=[g_m], y=[res["speedup"]], mode="markers", showlegend=False,
-                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color="#000")),
+                              marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)),
                               hovertemplate=f"measured wall-clock speedup, {label}: %{{y:.2f}}×<extra></extra>")
     fig_e.update_layout(title="Expected tokens per target pass", xaxis_title="γ", yaxis_title="tokens",
                         height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.25))
@@ -120,15 +121,15 @@ for alpha, gamma, ops, speed in PAPER_TABLE_1:
     rows.append({"α": alpha, "γ": gamma, "operations (paper)": ops, "operations (this app)": round(ours_ops, 4),
                  "speed (paper)": speed, "speed (this app)": round(ours_speed, 4),
                  "match": "✓" if (round(ours_ops, 2), round(ours_speed, 2)) == (ops, speed) else "✗"})
-st.dataframe(rows, hide_index=True, key="ad_table1")
+tables.show(rows, key="ad_table1")
 st.caption(f"{layout.paper_badge()} Leviathan, Kalman & Matias (2022), Table 1: total arithmetic and speed "
            "against plain decoding for several α and γ, with free drafts (c = ĉ = 0). *This app* columns come "
            "from `specdec_core.theory` (expected_operations_increase, walltime_improvement); ✓ means they agree "
            "to the paper's two decimals.")
 with st.expander("The paper's measured T5-XXL results (Table 2), next to the formula with free drafts"):
-    st.dataframe([{"task": t, "drafter": d, "temperature": temp, "γ": g_, "α": a_, "speed (paper, measured)": sp,
+    tables.show([{"task": t, "drafter": d, "temperature": temp, "γ": g_, "α": a_, "speed (paper, measured)": sp,
                    "E[tokens per pass] = speed if c = 0": round(theory.expected_tokens(a_, g_), 2)}
-                  for t, d, temp, g_, a_, sp in PAPER_TABLE_2], hide_index=True, key="ad_table2")
+                  for t, d, temp, g_, a_, sp in PAPER_TABLE_2], key="ad_table2")
     st.caption(f"{layout.paper_badge()} T5-XXL (11B) target on a TPU-v4. The measured speed stays below the "
                "c = 0 ceiling because real drafters cost something: larger drafters agree more (higher α) but "
                "cost more (higher c), and T5-small wins.")
@@ -152,7 +153,7 @@ def run_measurement(progress) -> dict:
     total = n_rounds * len(pair.drafts)
     results, done = {}, 0
     for label, model in pair.drafts.items():
-        rounds, spec_s, spec_tokens, seed = [], 0.0, 0, s.seed
+        rounds, seed = [], s.seed
 
         def on_round(_round, label=label) -> None:
             nonlocal done
@@ -162,27 +163,26 @@ def run_measurement(progress) -> dict:
         for _ in range(50):  # generations end early at EOS; never loop forever
             if len(rounds) >= n_rounds:
                 break
-            res = speculative_generate(pair.target, model, ids, gamma=gamma_run, max_new_tokens=budget,
-                                       sampling=s.sampling, seed=seed, trace=False,
-                                       max_rounds=n_rounds - len(rounds), on_round=on_round)
+            with admission.slot("the measurement"):  # one generation at a time holds a slot
+                res = speculative_generate(pair.target, model, ids, gamma=gamma_run, max_new_tokens=budget,
+                                           sampling=s.sampling, seed=seed, trace=False,
+                                           max_rounds=n_rounds - len(rounds), on_round=on_round)
             rounds += res.rounds
-            spec_s += res.total_s - res.prefill_s
-            spec_tokens += len(res.tokens)
             seed = (seed + 1) % 2**31
         results[label] = {"alpha": measured_alpha(rounds), "tokens_per_pass": tokens_per_round(rounds),
-                          "rounds": len(rounds), "s_per_token": spec_s / max(1, spec_tokens),
-                          "by_position": acceptance_by_position(rounds, gamma_run)}
-    progress(1.0, "Timing plain decoding for comparison…")
-    plain = autoregressive_generate(pair.target, ids, min(budget, 64), s.sampling, seed=s.seed)
-    base = (plain.total_s - plain.prefill_s) / max(1, len(plain.tokens))
-    for res in results.values():
-        res["speedup"] = base / res["s_per_token"]
+                          "rounds": len(rounds), "by_position": acceptance_by_position(rounds, gamma_run)}
+    # The wall clock: the core's method, plain decoding and each drafter interleaved, c from these runs.
+    timing = race.drafter_shootout(pair.target, pair.drafts, ids, gamma_run, min(budget, TIMED_TOKENS), s.sampling,
+                                   s.seed, repeats=TIMING_REPEATS, hold=demo.hold("the measurement"),
+                                   progress=lambda f, text: progress(f, f"Timing against plain decoding: {text}"))
+    for row in timing["rows"]:
+        results[row["drafter"]].update(speedup=row["speedup"], measured=row["measured"], c=row["c"])
     return {"gamma": gamma_run, "results": results}
 
 
 if demo.run(f"Run {n_rounds} rounds per drafter", key="ad_run", state="ad_measured", signature=signature,
             work=run_measurement, what="the measurement", progress_text="Running rounds…", type="primary",
-            icon=":material/play_arrow:"):
+            icon=":material/play_arrow:", slot=False):
     st.rerun()  # redraw the theory charts with the measured points
 
 measured = demo.latest("ad_measured", signature, stale="note", again="Run")
@@ -192,18 +192,23 @@ else:
     g_m = measured["gamma"]
     table = []
     for label, res in measured["results"].items():
-        c_label = costs.get(label, profile.c)
+        c_label = res["c"]  # from this measurement's own draft passes
         table.append({"drafter": label, "measured α": round(res["alpha"], 3),
                       "tokens per target pass (measured)": round(res["tokens_per_pass"], 3),
                       "tokens per target pass (formula at measured α)": round(theory.expected_tokens(res["alpha"], g_m), 3),
                       "c (measured)": round(c_label, 3),
                       "speedup (measured, wall clock)": round(res["speedup"], 2),
+                      "range over the runs": f"{res['measured'].low:.2f}–{res['measured'].high:.2f}",
                       "speedup (formula, paper's v = 1)": round(theory.walltime_improvement(res["alpha"], g_m, c_label), 2),
                       "speedup (formula, this machine's v)": round(theory.speedup(res["alpha"], g_m, c_label, profile.v), 2),
                       "rounds": res["rounds"]})
-    st.dataframe(table, hide_index=True, key="ad_measured_table")
+    tables.show(table, key="ad_measured_table")
     st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
-               "draft the target judged; its expectation is the paper's α = Σ min(p, q).")
+               "draft the target judged; its expectation is the paper's α = Σ min(p, q). The wall-clock speedup "
+               f"comes from {TIMED_TOKENS}-token runs of plain decoding and each drafter, interleaved "
+               f"{TIMING_REPEATS} times over (median; prompt processing excluded), and c from those runs' draft passes.")
+    widest = max(measured["results"].items(), key=lambda item: item[1]["measured"].spread)
+    demo.spread_note(widest[1]["measured"], f"Wall-clock speedup with the {widest[0]}, the widest spread here")
 
     fig = go.Figure()
     for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
@@ -302,7 +307,7 @@ else:
                         error_y=dict(type="data", symmetric=False, array=[r["speedup_high"] - r["speedup"]],
                                      arrayminus=[r["speedup"] - r["speedup_low"]]),
                         marker=dict(symbol="circle" if is_fixed else "star", size=12 if is_fixed else 16,
-                                    line=dict(width=1, color="#000")),
+                                    line=dict(width=1, color=charts.INK)),
                         hovertemplate=f"{r['policy']}: %{{y:.2f}}× (range {r['speedup_low']:.2f}–"
                                       f"{r['speedup_high']:.2f}), {r['mean_drafted']:.1f} drafts per round<extra></extra>")
     fig.add_hline(y=1, line_dash="dot", line_color=charts.MUTED)
@@ -310,13 +315,13 @@ else:
                             "mean drafts per round)", xaxis_title="γ (drafts per round)", yaxis_title="speedup (×)",
                       height=420, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
     st.plotly_chart(fig, key="ad_pol_chart")
-    st.dataframe([{"policy": r["policy"], "speedup (median)": round(r["speedup"], 2),
+    tables.show([{"policy": r["policy"], "speedup (median)": round(r["speedup"], 2),
                    "lowest–highest": f"{r['speedup_low']:.2f}–{r['speedup_high']:.2f}",
                    "mean acceptance length": round(r["mean_acceptance_length"], 2),
                    "drafts per round": round(r["mean_drafted"], 2), "α": round(r["alpha"], 3),
                    "per-position acceptance": " ".join(f"{x:.2f}" for x in r["per_position_acceptance_rate"][:8]),
                    "oracle bound (cost model)": round(r["oracle_speedup"], 2)} for r in rows],
-                 hide_index=True, key="ad_pol_table")
+                key="ad_pol_table")
     best_fixed = max(fixed_rows, key=lambda r: r["speedup"]) if fixed_rows else None
     best_adaptive = max((r for r in rows if r not in fixed_rows), key=lambda r: r["speedup"])
     if best_fixed:

@@ -6,18 +6,37 @@ import math
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import autoregressive_generate, speculative_generate
-from specdec_core.analysis import lab
-from specdec_core.broken import BROKEN_RULES
+from specdec_core import autoregressive_generate, lossy, speculative_generate
+from specdec_core.analysis import fidelity, lab, rule_costs
+from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
+from specdec_core.exact_match import EXACT_MATCH
+from specdec_core.tree import EXACT_TREE
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
-from ui import admission, charts, chips, demo, layout, models, operator, settings
+from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
 LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
 LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
 DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
-RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES)}
+RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES, EXACT_MATCH, *lossy.RULES.values())}
+EXACT_NAMES = (EXACT.name, EXACT_MATCH.name)  # rules whose output is p (drawn in the "speculative" colour)
+SHIPPED = (EXACT, EXACT_MATCH, *lossy.RULES.values())  # the exact rule beside the rules serving stacks ship
+SHIPPED_PROMPTS, SHIPPED_TOKENS, SHIPPED_REPEATS = 3, 32, 3  # the measured economics: about half a minute
+SHIPPED_WHY = {
+    lossy.TYPICAL.name: f"Typical acceptance (Medusa; vLLM): keep the draft when the target finds it plausible, "
+                        f"p(x) > min({lossy.TYPICAL_EPSILON:g}, {lossy.TYPICAL_DELTA:g} · e^(−H(p))) with H the entropy "
+                        "of the target's row, whatever q was; after a rejection draw from p itself. It never looks at "
+                        "q, so an unlikely draft is always refused and a plausible one always kept.",
+    lossy.RELAXED.name: f"Relaxed acceptance (after TensorRT-LLM's, for multi-token prediction): keep the draft when it is among "
+                        f"the target's top {lossy.RELAXED_TOP_K} tokens or within {lossy.RELAXED_DELTA:g} of its top "
+                        "probability, otherwise apply the exact rule. It keeps every draft the exact rule keeps, and "
+                        "more: the target's second choice comes out as often as the drafter proposes it. It works in "
+                        "greedy mode too (ranking the target's logits), where it emits tokens greedy decoding never would.",
+    EXACT_MATCH.name: "Exact match: draw the target's own token y ~ p and keep the draft only if y = x. Obviously "
+                      "correct, and it is: the output is p. But a draft survives with probability p(x) instead of "
+                      "min(1, p(x)/q(x)), so acceptance falls from Σ min(p, q) to Σ p·q.",
+}
 BROKEN_WHY = {
     BROKEN_RULES[0].name: "After a rejection it draws from p itself. The accept step has already given every "
                           "token min(p, q) of its probability; drawing from p on top counts those tokens twice, so "
@@ -114,7 +133,8 @@ max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the
 st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
-                         help="The exact rule of the paper, or one of three broken rules from specdec_core.broken.")
+                         help="The exact rule of the paper, one of three broken rules (specdec_core.broken), the exact-match rule, "
+                              "or a rule that is lossy on purpose (specdec_core.lossy).")
 documented_prefix = ("the whole prompt" if lab.DOCUMENTED_PREFIX_TOKENS is None
                      else f"the prompt's first {lab.DOCUMENTED_PREFIX_TOKENS} tokens")
 st.caption(f"Documented sample size: **K = {LAB_K}** (the bound here is {max_k}). The page's defaults are the "
@@ -157,7 +177,7 @@ def show_result(res: lab.LabResult, key: str) -> None:
     fig = go.Figure()
     fig.add_bar(x=labels, y=[res.cells.probs[i] for i in top] + ([sum(res.cells.probs[i] for i in rest)] if rest else []),
                 name="exact p", marker_color=COLORS["exact"])
-    broken = res.rule != EXACT.name
+    broken = res.rule not in EXACT_NAMES
     fig.add_bar(x=labels, y=share(res.speculative, top), name=f"speculative ({res.rule})",
                 marker_color=COLORS["broken" if broken else "speculative"])
     if res.plain is not None:
@@ -223,7 +243,7 @@ if broken_stored:
         x=[r["rule"].removeprefix("broken: ") for r in rows], y=[max(r["p-value"], floor) for r in rows],
         marker_color=[COLORS["speculative"] if r["rule"] == EXACT.name else COLORS["broken"] for r in rows],
         text=[f"{r['p-value']:.2g}" for r in rows], textposition="outside"))
-    fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color="#000", annotation_text=f"reject below {lab.LEVEL:g}")
+    fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color=charts.INK, annotation_text=f"reject below {lab.LEVEL:g}")
     fig.update_layout(title="Chi-square p-value per rule (log scale)", yaxis_type="log", height=360,
                       margin=dict(t=40, b=8), yaxis_title="p-value")
     st.plotly_chart(fig, key="id_break_chart")
@@ -236,3 +256,121 @@ if broken_stored:
         st.caption("A p-value shown as 0 is below the smallest number a float can hold.")
 else:
     st.caption("Press the button to run all four rules on the same prefix and samples.")
+
+
+# --- lossy on purpose, and exact but wasteful --------------------------------------------------------
+st.subheader("Lossy on purpose, and exact but wasteful")
+st.markdown("The bugs above are accidents. Serving stacks also ship rules that change the distribution on purpose, "
+            "because they accept more drafts: more tokens per target pass, paid for in the output. And one rule that "
+            "several implementations shipped is exact, and pays in acceptance instead. All of them live in the core "
+            "(`specdec_core.lossy`, `specdec_core.exact_match`) and run through the same `verify`.")
+for rule in SHIPPED[1:]:
+    st.markdown(f"- **{rule.name}** — {SHIPPED_WHY[rule.name]}")
+held_out = fidelity.held_out_prompts(pair.tokenizer, SHIPPED_PROMPTS)
+shipped_signature = lab_signature[:4] + lab_signature[5:]
+
+
+def shipped_work(progress) -> dict:
+    """The chi-square verdict (and its power) of each rule at this prefix and K, then its economics."""
+    with admission.slot("your rule tests"):
+        dist = lab.Distributions(pair.target, pair.draft, prefix)
+    rows = []
+    for i, rule in enumerate(SHIPPED):
+        with admission.slot("your rule tests"):
+            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
+                              sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                              progress=lambda f, text, i=i: progress(0.4 * (i + f) / len(SHIPPED), text))
+            power = (rule_costs.power(res.cells, rule_costs.rule_cell_probs(dist, rule, res.cells, sampling), res.k)
+                     if n_tokens == 1 else None)
+        rows.append({"rule": rule.name, "test": res.speculative_test, "power": power})
+    with admission.slot("your rule tests"):
+        figures = rule_costs.acceptance_figures(dist, sampling)
+    economics = rule_costs.rule_economics(
+        pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out], sampling, n_tokens=SHIPPED_TOKENS,
+        gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, hold=demo.hold("your rule measurements"),
+        progress=lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}"))
+    return {"rows": [{**r, **e} for r, e in zip(rows, economics)], "figures": figures}
+
+
+demo.run(f"Test and time the shipped rules (K = {int(k)} each)", key="id_shipped", state="id_shipped_result",
+         signature=shipped_signature, work=shipped_work, what="your rule tests", failure="Could not run the lab",
+         slot=False, icon=":material/balance:",
+         help=f"The chi-square test at this prefix and K for each rule, then {SHIPPED_PROMPTS} held-out prompts × "
+              f"{SHIPPED_TOKENS} tokens × {SHIPPED_REPEATS} interleaved repetitions against plain sampling.")
+shipped = demo.latest("id_shipped_result", shipped_signature, stale="note", again="Test and time the shipped rules")
+if shipped is None:
+    st.caption("Press the button to test and time the exact rule, the exact-match rule and the two lossy rules.")
+else:
+    tables.show([{
+        "rule": r["rule"], "verdict": "passes" if r["test"].passes else "FAILS", "χ² p-value": f"{r['test'].pvalue:.3g}",
+        f"power at K = {shipped['signature'][3]}": "–" if r["power"] is None else f"{r['power']:.3f}",
+        "acceptance (accepted / drafted)": f"{r['acceptance']:.2f}",
+        "tokens per target pass": f"{r['tokens_per_pass']:.2f}",
+        "speedup vs plain sampling": r["speed"].text() if r["speed"] is not None else "–",
+    } for r in shipped["rows"]], key="id_shipped_table")
+    f = shipped["figures"]
+    st.markdown(
+        f"{layout.measured_badge()} At this prefix the exact rule keeps a draft with probability Σ min(p, q) = "
+        f"**{f['exact']:.3f}**; the exact-match rule with Σ p·q = **{f['exact_match']:.3f}**. Both pass the test "
+        "(their power is the test's level: only chance makes it reject an exact rule), and the exact-match rule "
+        "throws most drafts away. The lossy rules fail it: the power column is the chance that K samples catch each "
+        "one, computed from its exact output distribution at this prefix. Their gain is in the acceptance and "
+        f"speedup columns ({SHIPPED_PROMPTS} held-out prompts, {SHIPPED_TOKENS} tokens each, {lab_sampling_text}, "
+        f"γ = {s.gamma}, median and range of {SHIPPED_REPEATS} interleaved repetitions). A lossy rule accepts more "
+        "only where it keeps drafts the exact rule would refuse: typical acceptance also refuses unlikely drafts the "
+        "exact rule keeps, so whether it gains depends on how the drafter guesses.")
+    if n_tokens != 1:
+        st.caption("The power is computed for the next token only: set **Test the next** to 1 token to see it.")
+
+
+# --- token trees -------------------------------------------------------------------------------------
+st.subheader("Token trees: the same test, two tokens deep")
+TREE_WHY = {
+    BROKEN_TREE_SAME_P.name: "After one child is rejected, the next sibling is judged against the very same p "
+                             "and q. But the first test already spent min(p, q) of p's mass; the sibling must face "
+                             "what is left, norm(max(0, p − q)). Judged against the full p, the drafted tokens win "
+                             "too often.",
+    BROKEN_TREE_FRESH_DRAW.name: "Each branch draws its own target token y ~ p and keeps its child when y equals "
+                                 "it. Every branch is one more chance to match, so drafted tokens come out more "
+                                 "often than p says. One shared draw y ~ p, followed wherever a child equals y, "
+                                 "is exact.",
+}
+st.markdown(
+    "A tree round drafts several children per node and verifies them all in one target pass (chapter "
+    "*Beyond One Guess*). The exact rule tries the children in turn, and after each rejection replaces p by "
+    "norm(max(0, p − q)) and removes the rejected token from q. A one-token test cannot tell a tree from a "
+    "chain, so this one looks at the next **two** tokens, with the tree shape "
+    f"{lab.DOCUMENTED_TREE_SHAPE} (children per depth).")
+for rule in BROKEN_TREE_RULES:
+    st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {TREE_WHY[rule.name]}")
+st.caption(f"Documented: with the page's default prefix, K = {LAB_K} and seed {LAB_SEED}, the exact tree rule "
+           "passes and both naive rules fail (tests/app/test_chapter_trees.py checks it).")
+if st.button(f"Test the tree rule and the two naive ones (K = {int(k)} each)", key="id_tree",
+             icon=":material/account_tree:"):
+    bar = st.progress(0.0, text="Starting…")
+    rows = []
+    try:
+        with admission.slot("your tree tests"):
+            dist = lab.Distributions(pair.target, pair.draft, prefix)
+            rules = [EXACT_TREE, *BROKEN_TREE_RULES]
+            for i, rule in enumerate(rules):
+                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k),
+                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
+                                  shape=lab.DOCUMENTED_TREE_SHAPE,
+                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
+                rows.append({"tree rule": rule.name, "p-value": f"{res.speculative_test.pvalue:.3g}",
+                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
+                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
+    except ValueError as err:
+        bar.empty()
+        st.error(f"Could not run the lab: {err}")
+        st.stop()
+    bar.empty()
+    st.session_state["id_tree_result"] = {"signature": lab_signature, "rows": rows}
+tree_stored = st.session_state.get("id_tree_result")
+if tree_stored:
+    if tree_stored["signature"] != lab_signature:
+        st.info("These tree results are from earlier settings; press the button again.", icon=":material/history:")
+    tables.show(tree_stored["rows"], key="id_tree_table")
+else:
+    st.caption("Press the button to test the tree rules on the same prefix.")

@@ -1,12 +1,11 @@
 """Chapter: Impact & Lineage. What grew out of the paper, what speculation did not solve, and a live
 shoot-out of drafters on one prompt: the small model(s), prompt lookup (n-gram) and a trivial unigram."""
-import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 import streamlit as st
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import chips, demo, layout, measure, models, settings
+from ui import charts, chips, demo, layout, models, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -14,6 +13,7 @@ REPEATING_PROMPT = ("HAMLET:\nTo be, or not to be, that is the question:\nWhethe
                     "HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
                     "HAMLET:\nTo be, or not to be,")
 PROMPTS = {"sidebar": "The sidebar prompt", "repeating": "A prompt that repeats itself"}
+SHOOTOUT_REPEATS = 3  # interleaved repetitions: every figure is their median
 
 s = settings.current()
 pair = models.require_pair()
@@ -82,38 +82,41 @@ with st.expander("The prompt"):
     st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
 drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
             NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
-st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, {s.describe_sampling()} "
-           f"and seed {s.seed}; {max_new} tokens; fastest of two runs each. Speedup is against plain decoding of the "
-           "same request on this machine (prompt processing excluded).")
+st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, "
+           f"{s.describe_sampling()} and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, "
+           f"{SHOOTOUT_REPEATS} times over in alternating order; a speedup is the median over those repetitions of plain "
+           "time / drafter time (prompt processing excluded), and c comes from the draft passes these runs made.")
 signature = (models.pair_key(pair), s.signature(), which)
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
-         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.draft_policy, max_new, s.sampling,
-                                                             s.seed, progress=progress)},
-         type="primary", icon=":material/emoji_events:")
+         slot=False, type="primary", icon=":material/emoji_events:",
+         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.draft_policy, max_new,
+                                                             s.sampling, s.seed, repeats=SHOOTOUT_REPEATS,
+                                                             progress=progress, hold=demo.hold("your shoot-out"))})
 stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
 if stored:
     rows = stored["out"]["rows"]
-    costs = measure.draft_costs(pair)
     table = [{"drafter": r["drafter"], "measured α": round(r["alpha"], 3) if r["alpha"] == r["alpha"] else None,
               "tokens per target pass": round(r["tokens_per_pass"], 2),
               "mean acceptance length": round(r["mean_acceptance_length"], 2),
               "draft passes per token": round(r["draft_passes_per_token"], 2),
-              "c (draft pass / target pass)": round(costs[r["drafter"].removeprefix("model: ")], 3)
-              if r["drafter"].removeprefix("model: ") in costs else 0.0,
-              "speedup (measured)": round(r["speedup"], 2)} for r in rows]
-    st.dataframe(table, hide_index=True, key="im_table")
+              "c (draft pass / target pass)": round(r["c"], 3),
+              "speedup (measured, median)": round(r["speedup"], 2),
+              "range over the runs": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}"} for r in rows]
+    tables.show(table, key="im_table")
     names = [r["drafter"] for r in rows]
     colors = [chips.KINDS[k].color for k in ("accepted", "bonus", "corrective", "rejected", "drafted")][:len(rows)]
     fig = make_subplots(rows=1, cols=3, subplot_titles=("measured α", "tokens per target pass", "speedup (×)"))
     for col, key in enumerate(("alpha", "tokens_per_pass", "speedup"), start=1):
         fig.add_bar(x=names, y=[r[key] if r[key] == r[key] else 0 for r in rows], marker_color=colors, row=1, col=col,
                     showlegend=False, text=[f"{r[key]:.2f}" for r in rows], textposition="auto")
-    fig.add_hline(y=1, line_dash="dot", line_color="#000", row=1, col=3)
+    fig.add_hline(y=1, line_dash="dot", line_color=charts.INK, row=1, col=3)
     fig.update_layout(height=380, margin=dict(t=40, b=8))
     fig.update_xaxes(tickangle=-25)
     st.plotly_chart(fig, key="im_chart")
+    widest = max(rows, key=lambda r: r["measured"].spread)
+    demo.spread_note(widest["measured"], f"Speedup with the {widest['drafter']}, the widest spread here")
     best = max(rows, key=lambda r: r["speedup"])
-    st.markdown(f"{layout.measured_badge()} Fastest here: **{best['drafter']}** ({best['speedup']:.2f}×). "
+    st.markdown(f"{layout.measured_badge()} Fastest here: **{best['drafter']}** ({best['measured'].text()}). "
                 "A model drafter earns its α by imitating the target and pays for it with draft passes; prompt "
                 "lookup pays nothing and is right only where the text repeats; the unigram drafter is the floor: "
                 "guesses from word counts, almost always rejected, a round then yields one token like plain "

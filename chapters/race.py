@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui import admission, charts, chips, demo, layout, measure, models, settings
+from ui import admission, charts, chips, demo, layout, measure, models, settings, tables
 
 SWEEP_GAMMAS = tuple(range(1, 9))
 RACE_REPEATS = 5  # races per press, interleaved: the figure is their median
@@ -78,7 +78,8 @@ def replay(live: race.LiveRace) -> None:
 def run_race(progress) -> dict:
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
-    with admission.slot("your race"), st.spinner("Warming up both decoders (untimed)…"):
+    progress(0.0, "Warming up both decoders (untimed)…")
+    with admission.slot("your race"):
         race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
     return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
                                    repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}
@@ -250,7 +251,7 @@ if swept:
     fig.add_scatter(x=fine, y=[theory.speedup(a, g, costs.c, 1.0) for g in fine], mode="lines",
                     name="formula, ideal hardware (v = 1), same α and c", line=dict(dash="dash", color=LANE_COLORS["ideal"]))
     fig.add_scatter(x=gs, y=[row["speedup"] for row in sweep["rows"]], mode="markers+lines", name="measured here",
-                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color="#000")),
+                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color=charts.INK)),
                     line=dict(dash="dot", color=LANE_COLORS["speculative"]),
                     error_y=dict(type="data", symmetric=False,
                                  array=[row["measured"].high - row["speedup"] for row in sweep["rows"]],
@@ -270,11 +271,11 @@ if swept:
                 f"formula with these runs' costs (c = {costs.c:.3f}) predicts γ = "
                 f"{theory.optimal_gamma(a, costs.c, costs.v, SWEEP_GAMMAS[-1])}, ideal hardware γ = "
                 f"{theory.optimal_gamma(a, costs.c, 1.0, SWEEP_GAMMAS[-1])}.")
-    st.dataframe([{"γ": row["gamma"], "speedup (measured, median)": round(row["speedup"], 2),
+    tables.show([{"γ": row["gamma"], "speedup (measured, median)": round(row["speedup"], 2),
                    "range over the runs": f"{row['measured'].low:.2f}–{row['measured'].high:.2f}",
                    "speedup (formula, this machine)": round(theory.speedup(a, row["gamma"], costs.c, costs.v), 2),
                    "tokens per target pass": round(row["tokens_per_pass"], 2), "α (this run)": round(row["alpha"], 2),
                    "ms per token": round(row["s_per_token"] * 1e3, 2)} for row in sweep["rows"]],
-                 hide_index=True, key="race_sweep_table")
+                key="race_sweep_table")
 else:
     st.caption("Press the sweep button to measure.")

@@ -7,7 +7,7 @@ import streamlit as st
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
-from ui import admission, charts, chips, frame, layout, models, settings, stepper
+from ui import admission, charts, chips, layout, models, settings, stepper, tables
 from ui.stepper import Cursor
 
 s = settings.current()
@@ -137,7 +137,7 @@ def round_view() -> None:
     frame.loc[frame["draft_pos"] > shown, ["u", "verdict"]] = None
     frame = frame.rename(columns={"draft_pos": "position", "accept_prob": "min(1, p/q)"})
 
-    left, right = st.columns([3, 2])
+    left = right = st.container()  # one above the other: side by side, the table hid columns on a projector
     with left:
         labels = [f"{j + 1} {charts.token_label(t)}" for j, t in enumerate(chips.token_strings(pair.tokenizer,
                                                                                               r.draft_tokens))]
@@ -146,7 +146,7 @@ def round_view() -> None:
         if verified:
             fig.add_bar(x=labels, y=r.p_draft, name="p(x): target", marker_color=charts.P_COLOR)
             fig.add_scatter(x=labels, y=r.accept_prob, mode="markers", name="min(1, p/q)",
-                            marker=dict(symbol="line-ew", size=26, line_width=3, color="#000000"))
+                            marker=dict(symbol="line-ew", size=26, line_width=3, color=charts.INK))
         if r.uniforms is not None and shown:
             fig.add_scatter(x=labels[:shown], y=r.uniforms[:shown], mode="markers", name="u (uniform draw)",
                             marker=dict(symbol="diamond", size=11, color=charts.RESIDUAL_COLOR))
@@ -155,11 +155,8 @@ def round_view() -> None:
                           legend=dict(orientation="h", y=-0.25), xaxis=dict(type="category"))
         st.plotly_chart(fig, key="rr_bars")
     with right:
-        st.dataframe(frame, hide_index=True, column_config={
-            "q(x)": st.column_config.NumberColumn(format="%.3f"),
-            "p(x)": st.column_config.NumberColumn(format="%.3f"),
-            "min(1, p/q)": st.column_config.NumberColumn(format="%.3f"),
-            "u": st.column_config.NumberColumn(format="%.3f")}, key="rr_positions")
+        st.dataframe(tables.readable(frame, {c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u")}),
+                     hide_index=True, key="rr_positions")
         if s.greedy:
             st.caption("Greedy: p and q are one-hot, so p(x) is 1 exactly when the draft is the target's argmax; "
                        "no uniform draws are needed.")
@@ -175,7 +172,7 @@ def round_view() -> None:
             c[1].plotly_chart(charts.prob_bars(r.p_top[j], pair.tokenizer, f"p at position {j + 1}", charts.P_COLOR,
                                                highlight=r.next_token), key="rr_p")
             c[2].plotly_chart(charts.prob_bars(r.residual_top or [], pair.tokenizer, "residual norm(max(0, p − q))",
-                                               charts.RESIDUAL_COLOR, highlight=r.next_token, highlight_color="#000000"),
+                                               charts.RESIDUAL_COLOR, highlight=r.next_token, highlight_color=charts.INK),
                               key="rr_residual")
             st.caption(f"The corrective token {charts.token_label(pair.tokenizer.decode([r.next_token]))} "
                        f"(outlined) was drawn from the residual, where it had probability {r.next_prob:.3f}. "
@@ -202,7 +199,7 @@ def round_view() -> None:
         table = rounds_frame(rounds[:done])
         table.insert(5, "next_text", [_text([r_.next_token]) for r_ in rounds[:done]])
         table.insert(2, "drafts_text", [_text(r_.draft_tokens) for r_ in rounds[:done]])
-        st.dataframe(table, hide_index=True, key="rr_rounds")
+        tables.show(table, key="rr_rounds")
         st.download_button("Download the rounds (CSV)", table.to_csv(index=False).encode(), "rounds.csv",
                            mime="text/csv", key="rr_csv", icon=":material/download:", on_click="ignore")
 

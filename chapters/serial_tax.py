@@ -7,7 +7,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import admission, chips, demo, layout, measure, models, settings
+from ui import admission, charts, chips, demo, layout, measure, models, settings
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 # Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
@@ -131,7 +131,9 @@ else:
                     line_color=chips.KINDS["rejected"].color, row=1, col=2)
     fig.update_xaxes(title_text="k (new positions in the pass)")
     fig.update_yaxes(rangemode="tozero")
-    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=1,
+                     tickvals=charts.log_ticks(min(sweep[k].low for k in ks) * 1e3,
+                                               max(max(sweep[k].high for k in ks) * 1e3, t1 * ks[-1])))
     fig.update_layout(height=380, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3))
     st.plotly_chart(fig, key="st_sweep")
 

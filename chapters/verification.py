@@ -37,7 +37,8 @@ st.latex(r"\text{round cost} = \underbrace{\gamma\,c}_{\gamma\ \text{draft passe
 st.latex(r"\text{speedup} = \frac{E[\text{tokens}]}{\gamma c + v(\gamma)}\qquad"
          r"\text{the paper: } v(\gamma) = 1 \;\Rightarrow\; \frac{1-\alpha^{\gamma+1}}{(1-\alpha)(\gamma c + 1)}")
 st.caption("Costs are in units of one single-position target pass. c = draft pass / target pass. "
-           "α = probability a draft is accepted, assumed the same at every position.")
+           "α = probability a draft is accepted, assumed the same at every position. This machine's c and v(γ) "
+           f"come {measure.pass_times(pair).describe()} (measured once per server process).")
 
 st.session_state.setdefault("vf_gamma", s.gamma)
 st.session_state.setdefault("vf_alpha", 0.8)

@@ -180,7 +180,8 @@ class Expected:
             elif what == "serial_seeded":
                 out = [self._plain(p.target, ids, self.max_new, self._sampling, seed=seed).tokens]
             elif what == "race_seeded":
-                lanes = self._race(p.target, p.draft, ids, GAMMA, self.max_new, self._sampling, seed, warm=False)
+                lanes = self._race(p.target, p.draft, ids, GAMMA, self.max_new, self._sampling, seed, repeats=1,
+                                   warm=False)
                 out = [lanes.standard.tokens, lanes.speculative.tokens]
             elif what == "identical_greedy":  # plain and speculative greedy, EOS not stopping either
                 plain = self._plain(p.target, ids, self.max_new, self._greedy, seed=0, eos_token_id=None).tokens

@@ -1,5 +1,9 @@
 """A causal LM with its own KV cache: prefill, extend by k tokens in ONE forward pass, roll back n tokens.
 
+A tree of candidate tokens can also be fed in one pass (`extend_tree`): every node attends to the
+committed tokens and to its own ancestors only, at the position of its depth; `keep_path` then
+keeps only the accepted branch, so the cache reads as if that branch had been fed in a line.
+
 One `CachedLM` belongs to one generation call. The model it wraps is shared and read-only (many
 sessions use one cached model), so every call makes its own cache: nothing mutable is shared.
 
@@ -14,6 +18,7 @@ import time
 import torch
 import torch.nn.functional as F
 from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
+from transformers.cache_utils import DynamicLayer
 
 
 def context_length(model: PreTrainedModel) -> int:
@@ -83,7 +88,7 @@ class _GPT2Pass:
     @torch.inference_mode()
     def __call__(self, tokens: list[int], past: int, keep: int) -> torch.Tensor:
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions."""
-        k, E, H, D = len(tokens), self.embed_dim, self.n_head, self.head_dim
+        k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
@@ -91,7 +96,23 @@ class _GPT2Pass:
         x = F.embedding(ids, self.wte) + self.wpe[past:past + k]  # (k, E)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
         mask = torch.ones(k, past + k, dtype=torch.bool, device=x.device).tril(past) if k > 1 and past else None
-        causal = k > 1 and not past
+        return self._layers(x, past, mask, k > 1 and not past, keep)
+
+    @torch.inference_mode()
+    def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor) -> torch.Tensor:
+        """Logits (k, V) of tree nodes fed after `past` cached positions, at their own `positions`;
+        mask (k, past + k) says which cached or fed positions each node may attend to."""
+        k = len(tokens)
+        if max(positions) >= self.max_positions or past + k > self.max_positions:
+            raise ValueError(f"a tree at {past} cached positions exceeds the model's {self.max_positions}")
+        self._reserve(past + k)
+        ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
+        x = F.embedding(ids, self.wte) + self.wpe[torch.tensor(positions, device=ids.device)]  # (k, E)
+        return self._layers(x, past, mask, False, k)
+
+    def _layers(self, x: torch.Tensor, past: int, mask: torch.Tensor | None, causal: bool, keep: int) -> torch.Tensor:
+        """The transformer blocks over k new positions x (k, E), caching their keys and values."""
+        k, E, H, D = x.shape[0], self.embed_dim, self.n_head, self.head_dim
         for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), \
                 keys, values in zip(self.blocks, self.keys, self.values):
             h = F.layer_norm(x, (E,), ln1_w, ln1_b, self.eps)
@@ -105,6 +126,13 @@ class _GPT2Pass:
             h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))  # gelu_new
             x = x + torch.addmm(out_b, h, out_w)
         return F.linear(F.layer_norm(x[k - keep:], (E,), *self.ln_f, self.eps), self.lm_head)
+
+    @torch.inference_mode()
+    def keep(self, start: int, slots: list[int]) -> None:
+        """Move the cached positions `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
+        index = torch.tensor(slots, dtype=torch.long, device=self.wte.device)
+        for cache in self.keys + self.values:
+            cache[:, start:start + len(slots)] = cache[:, index]
 
 
 FORWARDS = ("core", "transformers")
@@ -125,12 +153,17 @@ class CachedLM:
         self.length = 0  # tokens in the cache
         self.passes = 0  # forward passes made (prefill included)
         self.last_pass_s = 0.0  # wall time of the latest pass
+        self.tree_start: int | None = None  # cache length when the current tree began (None: no tree)
+        self._tree_depth: list[int] = []  # per tree node fed so far: its depth (0 = next position)
+        self._tree_seen: torch.Tensor | None = None  # (nodes, nodes) bool: node i attends to node j
 
     def extend(self, tokens: list[int], logits_to_keep: int | None = None) -> torch.Tensor:
         """Feed `tokens` in one forward pass; return float32 logits (k, V) of the last k positions
         (k = logits_to_keep, default all fed tokens). Logit row i predicts the token after position i."""
         if not tokens:
             raise ValueError("extend needs at least one token")
+        if self.tree_start is not None:
+            raise ValueError("a tree is being fed: end it with keep_path first")
         keep = len(tokens) if logits_to_keep is None else logits_to_keep
         cuda = self.device.type == "cuda"
         if cuda:  # an accelerator runs asynchronously: time this pass, not the queue before it
@@ -150,6 +183,81 @@ class CachedLM:
         self.passes += 1
         return logits.float()  # (keep, V)
 
+    def extend_tree(self, tokens: list[int], parents: list[int]) -> torch.Tensor:
+        """Feed tree nodes in ONE pass; return float32 logits (k, V), row i after the path to node i.
+
+        Nodes are numbered in the order fed since the tree began (over several calls if need be);
+        parents[i] is the number of node i's parent (an earlier node), or -1 when it hangs straight
+        off the cached tokens. Node i sees the cache before the tree, its ancestors and itself, at
+        position tree_start + depth(i). End the tree with `keep_path`."""
+        if not tokens or len(tokens) != len(parents):
+            raise ValueError("extend_tree needs one parent per token, and at least one token")
+        if self.tree_start is None:
+            self.tree_start, self._tree_depth = self.length, []
+            self._tree_seen = torch.zeros(0, 0, dtype=torch.bool)
+        old, k = len(self._tree_depth), len(tokens)
+        seen = torch.zeros(old + k, old + k, dtype=torch.bool)  # (all nodes, all nodes)
+        seen[:old, :old] = self._tree_seen
+        for i, parent in enumerate(parents):
+            node = old + i
+            if not -1 <= parent < node:
+                raise ValueError(f"parent {parent} of tree node {node} must be an earlier node or -1")
+            if parent >= 0:
+                seen[node] = seen[parent]
+            seen[node, node] = True
+            self._tree_depth.append(self._tree_depth[parent] + 1 if parent >= 0 else 0)
+        self._tree_seen = seen
+        positions = [self.tree_start + d for d in self._tree_depth[old:]]
+        mask = torch.cat([torch.ones(k, self.tree_start, dtype=torch.bool), seen[old:]], dim=1)  # (k, cache + k)
+        start = time.perf_counter()
+        if self._gpt2 is not None:
+            logits = self._gpt2.tree(tokens, positions, self.length, mask.to(self.device))
+        else:
+            logits = self._forward_tree(tokens, positions, mask)
+        self.last_pass_s = time.perf_counter() - start
+        self.length += k
+        self.passes += 1
+        return logits.float()  # (k, V)
+
+    def _forward_tree(self, tokens: list[int], positions: list[int], mask: torch.Tensor) -> torch.Tensor:
+        """A tree pass through the model's own forward, with a custom 4D attention mask."""
+        impl = getattr(self.model.config, "_attn_implementation", None)
+        if impl not in ("sdpa", "eager"):
+            raise ValueError(f"tree verification needs a custom 4D attention mask, which {impl!r} attention "
+                             f"does not take: load {type(self.model).__name__} with attn_implementation='sdpa'")
+        dtype = next(self.model.parameters()).dtype
+        additive = torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, torch.finfo(dtype).min)
+        out = self.model(input_ids=torch.tensor([tokens], dtype=torch.long, device=self.device),
+                         attention_mask=additive[None, None].to(self.device),  # (1, 1, k, cache + k)
+                         position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
+                         past_key_values=self.cache, use_cache=True)
+        self.cache = out.past_key_values
+        return out.logits[0]
+
+    def keep_path(self, nodes: list[int]) -> None:
+        """End the current tree, keeping only `nodes` (a chain from a node hanging off the cache down
+        through its descendants, in order) right after the tokens cached before the tree."""
+        if self.tree_start is None:
+            raise ValueError("keep_path needs a tree fed with extend_tree")
+        for i, node in enumerate(nodes):
+            if not 0 <= node < len(self._tree_depth) or self._tree_depth[node] != i:
+                raise ValueError(f"keep_path needs a root-to-node chain of tree nodes, got {nodes}")
+            if i and not self._tree_seen[node, nodes[i - 1]]:
+                raise ValueError(f"tree node {node} does not descend from node {nodes[i - 1]}")
+        start, slots = self.tree_start, [self.tree_start + n for n in nodes]
+        if self._gpt2 is not None:
+            self._gpt2.keep(start, slots)
+        else:
+            index = torch.tensor(list(range(start)) + slots, dtype=torch.long, device=self.device)
+            for layer in self.cache.layers:
+                if type(layer) is not DynamicLayer:
+                    raise ValueError(f"cannot keep a tree path in a {type(layer).__name__} cache")
+                if not layer.is_initialized:
+                    continue  # a layer this model never wrote to
+                layer.keys, layer.values = layer.keys.index_select(-2, index), layer.values.index_select(-2, index)
+        self.length = start + len(nodes)
+        self.tree_start, self._tree_depth, self._tree_seen = None, [], None
+
     def prefill(self, tokens: list[int]) -> None:
         """Feed a prompt (no logits needed: the LM head runs on one position only)."""
         if tokens:
@@ -159,6 +267,8 @@ class CachedLM:
         """Forget the last n tokens of the cache (transformers 5.x: crop(-n) removes n tokens)."""
         if not 0 <= n <= self.length:
             raise ValueError(f"cannot roll back {n} of {self.length} cached tokens")
+        if self.tree_start is not None:
+            raise ValueError("a tree is being fed: end it with keep_path first")
         if n:
             if self.cache is not None:
                 self.cache.crop(-n)

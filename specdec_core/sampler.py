@@ -17,11 +17,12 @@ One round:
 Steps 3 and 4 together draw each token from exactly p (see `acceptance_probability`). In greedy
 mode (temperature 0) p and q are one-hot, so the rule becomes: accept while the draft is the
 target's argmax, then emit the target's argmax. The output is then token-for-token greedy decoding.
+Steps 3 and 4 are a `Rule` (`EXACT` here); a rule sees whole rows of p and q (`Rows`), so that the
+deliberately wrong rules of `broken` and the lossy-on-purpose ones of `lossy` use the same `verify`.
 
 Every distribution here is after the sampling transform (temperature, top-k, top-p) of
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
 """
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -63,17 +64,48 @@ def residual_distribution(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
+class Rows:
+    """What a rule sees when it judges n drafts: whole rows, not only the drafted entries, so that a
+    rule may look at a row's entropy or ranking (the lossy rules of `specdec_core.lossy` do)."""
+    p: torch.Tensor  # (n, V) target probs after the sampling transform (one-hot rows when greedy)
+    q: torch.Tensor  # (n, V) the q the drafts are judged with, same transform
+    x: torch.Tensor  # (n,) the drafted tokens x_1..x_n
+    sampling: SamplingConfig
+    target_logits: torch.Tensor | None = None  # (n, V) before the transform; None when the caller has none
+
+    @property
+    def p_x(self) -> torch.Tensor:
+        """(n,) p_i(x_i)."""
+        return self.p[torch.arange(len(self.x)), self.x]
+
+    @property
+    def q_x(self) -> torch.Tensor:
+        """(n,) q_i(x_i)."""
+        return self.q[torch.arange(len(self.x)), self.x]
+
+
+def exact_acceptance(rows: Rows) -> torch.Tensor:
+    """Algorithm 1: keep draft x_i with probability min(1, p_i(x_i) / q_i(x_i))."""
+    return acceptance_probability(rows.p_x, rows.q_x)
+
+
+def exact_residual(rows: Rows, i: int) -> torch.Tensor:
+    """Algorithm 1: after rejecting x_i, draw from norm(max(0, p_i - q_i))."""
+    return residual_distribution(rows.p[i], rows.q[i])
+
+
+@dataclass(frozen=True)
 class Rule:
-    """How drafts are judged in sampling mode. `EXACT` is the paper's rule; `specdec_core.broken`
-    holds deliberately wrong variants for the exactness lab and the tests."""
+    """How drafts are judged. `EXACT` is the paper's rule; `specdec_core.broken` holds deliberately
+    wrong variants, `specdec_core.lossy` the rules serving stacks ship lossy on purpose."""
     name: str
-    acceptance_probability: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-    residual: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    acceptance_probability: Callable[[Rows], torch.Tensor]  # (n,) chance to keep each draft
+    residual: Callable[[Rows, int], torch.Tensor]  # (V,) where to draw after rejecting draft i
     # The q the rule judges with; exact: the very q the drafts were drawn from.
     verification_q: Callable[[Proposal, SamplingConfig], torch.Tensor] = lambda proposal, sampling: proposal.q
 
 
-EXACT = Rule("exact", acceptance_probability, residual_distribution)
+EXACT = Rule("exact", exact_acceptance, exact_residual)
 
 
 @dataclass
@@ -90,32 +122,32 @@ class Verdict:
 
 
 def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: SamplingConfig,
-           generator: torch.Generator, rule: Rule = EXACT) -> Verdict:
+           generator: torch.Generator, rule: Rule = EXACT, target_logits: torch.Tensor | None = None) -> Verdict:
     """Judge drafts x_1..x_n against the target: p is (n + 1, V), q is (n, V), both after
-    `to_probs` (one-hot rows in greedy mode). Returns how many drafts are accepted and the
-    corrective or bonus token that follows them."""
+    `to_probs` (one-hot rows in greedy mode); `target_logits` (n, V or more rows) are the target's
+    raw logits, for rules that rank them. Returns how many drafts are accepted and the corrective
+    or bonus token that follows them. Greedy mode has no coin: a draft is kept when the rule gives
+    it a chance above 0 (with one-hot rows the exact rule's chance is 0 or 1)."""
     n = len(drafts)
     x = torch.tensor(drafts, dtype=torch.long)
-    rows = torch.arange(n)
-    p_x, q_x = p[rows, x], q[rows, x]  # (n,) each
+    rows = Rows(p[:n], q[:n], x, sampling, None if target_logits is None else target_logits[:n])
+    accept_prob = rule.acceptance_probability(rows)  # (n,)
     if sampling.greedy:
-        accept_prob = p_x  # one-hot p: p(x) is 1 when x is the target's argmax, else 0
         uniforms, accepted = None, accept_prob > 0
     else:
-        accept_prob = rule.acceptance_probability(p_x, q_x)
         uniforms = torch.rand(n, generator=generator, dtype=torch.float64)
         accepted = uniforms < accept_prob.double()
     verdicts = accepted.tolist()  # one transfer, then plain Python
     n_accepted = verdicts.index(False) if False in verdicts else n
 
     if n_accepted < n:  # corrective token from the residual at the first rejected position
-        residual = rule.residual(p[n_accepted], q[n_accepted])
+        residual = rule.residual(rows, n_accepted)
         kind, dist = "corrective", residual
     else:  # every draft passed: a bonus token from the target's own next distribution
         residual = None
         kind, dist = "bonus", p[n]
     token = int(dist.argmax()) if sampling.greedy else sample(dist, generator)
-    return Verdict(n_accepted, token, kind, float(dist[token]), p_x, q_x, accept_prob, uniforms, residual)
+    return Verdict(n_accepted, token, kind, float(dist[token]), rows.p_x, rows.q_x, accept_prob, uniforms, residual)
 
 
 # --- inputs -----------------------------------------------------------------------------------------
@@ -261,11 +293,12 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
                       STOP_DRAFTER if len(drafts) < n_draft else
                       STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
         # Verify: ONE target pass over the last committed token and all drafts.
-        p = to_probs(lm.extend([context[-1]] + drafts), sampling)  # (n + 1, V)
+        logits = lm.extend([context[-1]] + drafts)  # (n + 1, V)
+        p = to_probs(logits, sampling)
         pass_s.append(lm.last_pass_s)
         own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
         q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
-        v = verify(p, q, drafts, sampling, generator, rule)
+        v = verify(p, q, drafts, sampling, generator, rule, logits)
         lm.rollback(len(drafts) - v.n_accepted)  # forget the rejected drafts' keys and values
         length.observe(len(drafts), v.n_accepted)
 

@@ -12,6 +12,34 @@ TopK = list[tuple[int, float]]  # (token id, probability), most likely first
 
 
 @dataclass
+class TreeTrace:
+    """A token-tree round: the drafted nodes, how they hang together, and how each was judged."""
+    nodes: list[int]  # node i's token; nodes come after their parents
+    parents: list[int]  # node i's parent node, -1 for the children of the committed context
+    path: list[int]  # the accepted nodes, from the context down
+    p_node: list[float]  # p(x) of node i's token under the target at its parent
+    q_node: list[float]  # q(x) under the drafter at its parent (the distribution its siblings were drawn from)
+    accept_prob: list[float | None]  # the chance node i was accepted with, None when it was never tested
+    uniforms: list[float | None]  # the u drawn for node i (None: not tested, or greedy)
+    p_top: list[TopK] | None = None  # top entries of p at the context (index 0) and at node i (index i + 1)
+    q_top: list[TopK] | None = None  # the same for q (empty where the drafter did not look)
+
+    @property
+    def depth(self) -> list[int]:
+        """1-based depth of every node."""
+        out: list[int] = []
+        for parent in self.parents:
+            out.append(out[parent] + 1 if parent >= 0 else 1)
+        return out
+
+    def verdict(self, i: int) -> str:
+        """"accepted", "rejected" (tested and turned down) or "not checked"."""
+        if i in self.path:
+            return "accepted"
+        return "rejected" if self.accept_prob[i] is not None else "not checked"
+
+
+@dataclass
 class RoundTrace:
     index: int  # 0-based round number
     position: int  # tokens generated before this round
@@ -36,6 +64,17 @@ class RoundTrace:
     draft_stop: str | None = None  # why drafting stopped: policies.STOP_REASONS
     draft_top: list[float] | None = None  # the drafter's raw top probability at each draft (model drafters)
     draft_margin: list[float] | None = None  # ... and its top-1 minus top-2 probability
+    tree: TreeTrace | None = None  # token-tree rounds only (draft_tokens then lists every node)
+
+    @property
+    def nodes(self) -> list[int] | None:
+        """A tree round's drafted tokens, one per node (None for a linear round)."""
+        return self.tree.nodes if self.tree is not None else None
+
+    @property
+    def parents(self) -> list[int] | None:
+        """A tree round's parent of each node, -1 = the committed context (None for a linear round)."""
+        return self.tree.parents if self.tree is not None else None
 
     @property
     def rejected_at(self) -> int | None:

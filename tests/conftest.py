@@ -26,15 +26,25 @@ class MemoizedGPT2(GPT2LMHeadModel):
         super().__init__(config)
         self._memo = {}
 
-    def forward(self, input_ids=None, past_key_values=None, use_cache=None, logits_to_keep=0, **kwargs):
+    def _logits(self, ids: tuple) -> torch.Tensor:
+        if ids not in self._memo:
+            self._memo[ids] = super().forward(input_ids=torch.tensor([ids])).logits[0]
+        return self._memo[ids]
+
+    def forward(self, input_ids=None, past_key_values=None, use_cache=None, logits_to_keep=0,
+                attention_mask=None, position_ids=None, **kwargs):
         if past_key_values is None:
-            return super().forward(input_ids=input_ids, **kwargs)
+            return super().forward(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                                   **kwargs)
         new = input_ids.double().view(1, 1, -1, 1)
         keys, _ = past_key_values.update(new, new, layer_idx=0)
         ids = tuple(int(i) for i in keys.view(-1).tolist())
-        if ids not in self._memo:
-            self._memo[ids] = super().forward(input_ids=torch.tensor([ids])).logits[0]
-        logits = self._memo[ids][-(logits_to_keep or len(ids)):]
+        if attention_mask is not None and attention_mask.dim() == 4:  # a token tree: row i sees what mask[i] allows
+            visible = attention_mask[0, 0] == 0  # (k, cache + k), additive mask: 0 = attend
+            logits = torch.stack([self._logits(tuple(t for t, v in zip(ids, row) if v))[-1]
+                                  for row in visible.tolist()])
+        else:
+            logits = self._logits(ids)[-(logits_to_keep or len(ids)):]
         return CausalLMOutputWithCrossAttentions(logits=logits.unsqueeze(0), past_key_values=past_key_values)
 
 

@@ -14,8 +14,14 @@ A page (in chapters/) typically calls:
     admission.Throttle()               ~10 redraws a second for live progress drawn inside a slot
     operator.policy()                  the operator's settings (pairs offered, bounds on one request)
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
-    measure.sweep / measure.cost_profile / measure.draft_costs   cached timings of the pair here
-    charts.prob_bars / charts.token_label / charts.labels_for / charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR
+    measure.cost_profile / measure.draft_costs   c and v(γ) of this machine, from short runs' own passes
+    measure.pass_sweep / measure.latest_sweep     one pass over k positions (behind a button), kept per process
+    demo.run / demo.latest / demo.hold / demo.spread_note   the run-a-demo pattern, and a figure's spread
+    charts.prob_bars / charts.token_label / charts.labels_for / charts.log_ticks
+    charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK   colours of the viewer's theme, read on each use
+    palette.color("accepted")          any colour by its role, for the viewer's light or dark theme;
+                                       never a hex code in a page (tests/core/test_palette.py checks them)
+    tables.show(rows, key=...)         a table with dashes for empty cells, and a scroll hint when wide
     layout.intro / layout.paper_badge / layout.measured_badge
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets
 Chapters are listed once, in chapters.CHAPTERS.

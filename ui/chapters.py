@@ -28,6 +28,8 @@ CHAPTERS = [
             "Greedy: the same tokens. Sampling: the same distribution, tested, and three broken samplers that fail."),
     Chapter("chapters/speedup_lives.py", "Where the Speedup Lives", ":material/grid_on:",
             "Which distributions each target pass computed were used, and why the method is lossless."),
+    Chapter("chapters/trees.py", "Beyond One Guess: Token Trees", ":material/forest:",
+            "Draft a tree of alternatives, verify every branch in one pass, exactly; when it pays, and where."),
     Chapter("chapters/impact.py", "Impact & Lineage", ":material/account_tree:",
             "What came after the paper, what it did not solve, and a live shoot-out of three kinds of drafter."),
     Chapter("chapters/quiz.py", "Quiz", ":material/quiz:", "Test yourself on every chapter, with explanations."),

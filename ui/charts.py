@@ -1,15 +1,41 @@
 """Plotly pieces shared by pages: probability bars over tokens, and consistent colours.
 
+The colours (P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK) follow the viewer's theme (ui/palette.py),
+so they are looked up on each use rather than fixed when this module is imported.
 Plotly renders a subset of HTML inside text (<br>, <b>, <a>…), so token labels are escaped too.
 """
+import math
+
 import plotly.graph_objects as go
 
-from .chips import KINDS, escape
+from . import palette
+from .chips import escape
 
-P_COLOR = KINDS["bonus"].color  # the target's distribution p
-Q_COLOR = KINDS["drafted"].color  # the drafter's distribution q
-RESIDUAL_COLOR = KINDS["corrective"].color
-MUTED = "#999999"
+_ROLES = {
+    "P_COLOR": "bonus",  # the target's distribution p
+    "Q_COLOR": "drafted",  # the drafter's distribution q
+    "RESIDUAL_COLOR": "corrective",  # the residual max(0, p - q)
+    "MUTED": "muted",  # reference lines, the exact distribution
+    "INK": "ink",  # outlines and rules: black on light, white on dark
+}
+
+
+def __getattr__(name: str) -> str:
+    if name in _ROLES:
+        return palette.color(_ROLES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """Tick values 1, 2, 5, 10, 20, 50… covering [lo, hi] (lo > 0) for a log axis: plotly's own log
+    ticks label the 2…9 in between at 9 px, too small to read on a projector."""
+    if not 0 < lo <= hi:
+        raise ValueError(f"lo and hi must satisfy 0 < lo <= hi, got lo={lo}, hi={hi}")
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [m * 10.0 ** e for e in range(first, last + 1) for m in (1, 2, 5)]
+    below = [t for t in ticks if t <= lo]
+    above = [t for t in ticks if t >= hi]
+    return [t for t in ticks if (below[-1] if below else ticks[0]) <= t <= (above[0] if above else ticks[-1])]
 
 
 def token_label(text: str) -> str:
@@ -37,7 +63,7 @@ def prob_bars(top, tokenizer, title: str, color: str, highlight: int | None = No
     fig = go.Figure(go.Bar(
         x=[p for _, p in top], y=labels_for(tokenizer, ids), orientation="h",
         marker_color=[highlight_color or color if t == highlight else color for t in ids],
-        marker_line_width=[3 if t == highlight else 0 for t in ids], marker_line_color="#000000",
+        marker_line_width=[3 if t == highlight else 0 for t in ids], marker_line_color=palette.color("ink"),
         text=[f"{p:.3f}" for _, p in top], textposition="auto",
         hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
     fig.update_layout(title=dict(text=title, font_size=13), height=height, margin=dict(l=8, r=8, t=36, b=8),

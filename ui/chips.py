@@ -1,5 +1,5 @@
-"""Token chips: every token drawn as a small coloured box saying where it came from, in one
-colour-blind-safe palette (Okabe & Ito) with a legend, shared by every page.
+"""Token chips: every token drawn as a small coloured box saying where it came from, in the
+colour-blind-safe palette of the viewer's theme (ui/palette.py) with a legend, shared by every page.
 
 Colour is never the only cue: each kind also has a marker (✓ ✗ ↺ ★ …) and rejected drafts are struck
 through. All text from users or models goes through `html.escape` before it reaches the page, and
@@ -11,25 +11,35 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from . import palette
+
 
 @dataclass(frozen=True)
 class Kind:
-    color: str  # Okabe-Ito
+    role: str  # its colour's role in ui/palette.py
     label: str
     marker: str
     meaning: str
 
+    @property
+    def color(self) -> str:
+        """The kind's colour in the viewer's theme (looked up on each use: themes differ per viewer)."""
+        return palette.color(self.role)
+
 
 KINDS = {
-    "prompt": Kind("#999999", "prompt", "", "text you gave"),
-    "target": Kind("#56B4E9", "target (plain)", "●", "one full target pass made this token"),
-    "drafted": Kind("#CC79A7", "drafted", "?", "proposed by the drafter, not yet checked"),
-    "accepted": Kind("#009E73", "accepted", "✓", "drafted, then kept by the target's check"),
-    "rejected": Kind("#D55E00", "rejected", "✗", "drafted, then refused: it and everything after it is dropped"),
-    "corrective": Kind("#E69F00", "corrective", "↺", "drawn from the residual max(0, p − q) after a rejection"),
-    "bonus": Kind("#0072B2", "bonus", "★", "drawn from the target's last distribution when every draft passed"),
-    "unchecked": Kind("#999999", "not checked", "·", "after a rejection: never looked at"),
+    "prompt": Kind("muted", "prompt", "", "text you gave"),
+    "target": Kind("target", "target (plain)", "●", "one full target pass made this token"),
+    "drafted": Kind("drafted", "drafted", "?", "proposed by the drafter, not yet checked"),
+    "accepted": Kind("accepted", "accepted", "✓", "drafted, then kept by the target's check"),
+    "rejected": Kind("rejected", "rejected", "✗", "drafted, then refused: it and everything after it is dropped"),
+    "corrective": Kind("corrective", "corrective", "↺", "drawn from the residual max(0, p − q) after a rejection"),
+    "bonus": Kind("bonus", "bonus", "★", "drawn from the target's last distribution when every draft passed"),
+    "unchecked": Kind("muted", "not checked", "·", "after a rejection: never looked at"),
 }
+# The chip's fill: its colour at this opacity over the page. Low enough that the mark, drawn in the
+# full colour inside the chip, keeps 4.5:1 against it (tests/core/test_palette.py).
+TINT_ALPHA = 0.10
 SPEC_KINDS = ("prompt", "drafted", "accepted", "rejected", "corrective", "bonus")
 
 
@@ -59,9 +69,10 @@ def chip(text: str, kind: str, tip: str | None = None) -> str:
                 f'style="opacity:0.7;white-space:pre-wrap;unicode-bidi:isolate">{shown}</span>')
     border = "dashed" if kind in ("rejected", "unchecked", "drafted") else "solid"
     strike = "text-decoration:line-through;" if kind in ("rejected", "unchecked") else ""
-    style = (f"background:{k.color}33;border:2px {border} {k.color};border-radius:6px;padding:0 3px;"
+    color = k.color
+    style = (f"background:{color}{round(TINT_ALPHA * 255):02X};border:2px {border} {color};border-radius:6px;padding:0 3px;"
              f"margin:1px;{strike}")
-    marker = (f'<span style="font-size:0.7em;vertical-align:super;margin-left:1px;color:{k.color}">'
+    marker = (f'<span style="font-size:0.7em;vertical-align:super;margin-left:1px;color:{color}">'
               f'{k.marker}</span>') if k.marker else ""
     brk = "<br>" if text.endswith("\n") else ""
     return (f'<span class="tok tok-{kind}" dir="auto" title="{title}" style="{style}white-space:pre;'
@@ -98,3 +109,19 @@ def show(html_text: str) -> None:
 
 def show_legend(kinds=SPEC_KINDS) -> None:
     st.html(legend(kinds))
+
+
+def first_difference_html(tokenizer, tokens, first: int | None, label: str) -> str:
+    """A continuation as running text with its first differing token marked by a bracketed ≠ label, a
+    thick underline and a colour (never colour alone); the tokens after it in the theme's muted colour (4.5:1 or more). Text is escaped."""
+    texts = token_strings(tokenizer, tokens)
+    if first is None:
+        body = escape("".join(texts))
+    else:
+        mark = (f'<mark style="background:#F0E442;color:#000;border-bottom:3px solid #000;font-weight:700" '
+                f'title="first token that differs">[≠ {_visible(texts[first])}]</mark>' if first < len(texts) else
+                '<mark style="background:#F0E442;color:#000">[≠ ended early]</mark>')
+        rest = escape("".join(texts[first + 1:]))
+        body = f'{escape("".join(texts[:first]))}{mark}<span style="color:{palette.color("muted")}">{rest}</span>'
+    return (f'<div class="tok-diff" style="font-family:ui-monospace,monospace;font-size:0.95em;white-space:pre-wrap">'
+            f'<b>{escape(label)}:</b> {body}</div>')

@@ -13,6 +13,7 @@ it, never a traceback; the slot is given back however the work ends (ui.admissio
 takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
 figure with `spread_note`.
 """
+import time
 from contextlib import nullcontext
 from typing import Callable
 
@@ -21,6 +22,7 @@ import streamlit as st
 from . import admission
 
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
+SETTLE_S = 0.03  # pause after drawing progress, between a measurement's timed runs
 
 
 def _no_progress(_fraction: float, _text: str) -> None:
@@ -41,7 +43,15 @@ def execute(state: str, signature, work: Callable[[Progress], dict], *, what: st
     ValueError shows "`failure`: error" and stops the script run. `slot=False`: the work takes its
     slots itself, run by run (pass it `hold(what)`)."""
     bar = st.progress(0.0, text=progress_text) if progress else None
-    report = (lambda f, text: bar.progress(min(max(f, 0.0), 1.0), text=text)) if bar is not None else _no_progress
+
+    def report(fraction: float, text: str) -> None:
+        if bar is None:
+            return _no_progress(fraction, text)
+        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
+        # The server's event loop sends the update on another thread, and a browser on this machine
+        # redraws it: both get a moment before the next timed run starts, instead of during it.
+        time.sleep(SETTLE_S)
+
     try:
         with admission.slot(what) if slot else nullcontext():
             payload = work(report)

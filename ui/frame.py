@@ -1,7 +1,7 @@
 """The frame every page shares: page config, navigation, the settings sidebar (kept in step with the
 URL), the model pair, and the warnings about settings that had to be changed.
 
-app.py draws it and then runs the chapter that `st.navigation` selected. The chapter files live in
+app.py draws it, runs the chapter that `st.navigation` selected, and ends it with the link to the next. The chapter files live in
 `chapters/`, not `pages/`: a folder named `pages/` beside the entry point switches Streamlit into its
 legacy multipage mode for the first run of every process, which served that run without this frame.
 """
@@ -13,6 +13,7 @@ from . import chapters, layout, models, operator, sidebar
 def render():
     """Draw the frame; return the page `st.navigation` selected."""
     st.set_page_config(page_title=layout.TITLE, page_icon=":material/bolt:", layout="wide")
+    layout.apply_styles()
     operator.configure_logging()
     threads = models.configure_torch()
     pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
@@ -28,3 +29,16 @@ def render():
                            f"{threads} torch thread(s)")
     sidebar.show_warnings()
     return page
+
+
+def next_chapter_link(page) -> None:
+    """End the chapter `page` with a link to the next one in CHAPTERS (the last one leads back to the first)."""
+    titles = [c.title for c in chapters.CHAPTERS]
+    if page.title not in titles:
+        return
+    i = titles.index(page.title)
+    last = i + 1 == len(chapters.CHAPTERS)
+    following = chapters.CHAPTERS[0 if last else i + 1]
+    st.divider()
+    st.page_link(following.path, label=f"{'Back to the start' if last else 'Next'}: {following.title}",
+                 icon=":material/restart_alt:" if last else ":material/arrow_forward:")

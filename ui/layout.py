@@ -1,7 +1,40 @@
-"""Small layout conventions every chapter follows."""
+"""Small layout conventions every chapter follows, and the few style rules the theme cannot set."""
 import streamlit as st
 
 TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
+
+# What .streamlit/config.toml cannot say (both themes; tests/e2e/test_browser.py checks the result):
+# - st.caption fades its text with `opacity: 0.6`, which also fades the badges inside a caption
+#   (the "from the paper" badge fell to 2.43:1). The caption keeps its muted look through a
+#   translucent text colour instead, which its badges, having colours of their own, do not inherit.
+# - A metric value that does not fit its column is cut with "…" (the race's "Elapsed" read "116…"
+#   on a projector): its size follows the window (36 px at 1400 px and up, 27 px at 1024) and it
+#   wraps rather than being cut.
+# - A displayed formula is a scroll box (overflow-x: auto); KaTeX's rounding made some 2 px wider than
+#   their box, so they scrolled, unreachable by keyboard (axe: scrollable-region-focusable). A little
+#   room at the sides absorbs that without hiding a formula that is really too wide.
+# - Streamlit's chart theme draws ticks and axis titles in grey #808495: 3.7:1 on white. They take the
+#   page's text colour instead (slightly muted), which follows the theme, even a switch in mid-session.
+# - A slider writes its value in the primary colour: the dark theme's red is 3.5:1 there, and a
+#   lighter red would leave the white text of primary buttons under 4.5:1. The value takes the
+#   text colour instead.
+STYLES = """<style>
+[data-testid="stCaptionContainer"] { opacity: 1; color: color-mix(in srgb, currentColor 75%, transparent); }
+[data-testid="stMetricValue"] { font-size: clamp(1.5rem, 2.6vw, 2.25rem); }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] * {
+  white-space: normal !important; overflow: visible; text-overflow: clip; overflow-wrap: break-word; }
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] * { color: inherit !important; }
+[data-testid="stMarkdownContainer"] .katex-display { padding-inline: 4px; }
+.js-plotly-plot :is(.xtick, .ytick, .g-xtitle, .g-ytitle, .g-x2title, .g-y2title, .g-x3title, .g-y3title, .legendtext,
+  .legendtitletext) text, .js-plotly-plot .legendtext {
+  fill: color-mix(in srgb, currentColor 85%, transparent) !important; }
+.js-plotly-plot .gtitle, .js-plotly-plot .annotation-text { fill: currentColor !important; }
+</style>"""
+
+
+def apply_styles() -> None:
+    """Add STYLES to the page (once per run, from the frame)."""
+    st.html(STYLES)
 
 
 def intro(seeing: str, try_this: str) -> None:

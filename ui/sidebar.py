@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS
 
-from . import operator
+from . import operator, tree_settings
 from .classroom import CUSTOM, Policy
 from .settings import (DEFAULTS, FALLBACK_VOCAB, GAMMA_RANGE, POLICY_LABELS, PRESETS, SEED_RANGE, TEMPERATURE_RANGE,
                        THRESHOLD_RANGE, TOP_P_RANGE, Settings, clamp_to_pair, clean_prompt, max_new_limit,
@@ -138,9 +138,13 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     return settings, pair, error
 
 
+PAGE_QUERY_KEYS = tree_settings.QUERY_KEYS  # owned (read, clamped, written) by one chapter: left as they are
+
+
 def sync_url(settings: Settings) -> None:
     """Write the settings into the URL (only when they differ, so the browser history stays quiet)."""
     wanted = settings.to_query()
+    wanted.update({k: st.query_params.get(k) for k in PAGE_QUERY_KEYS if k in st.query_params})
     if {k: st.query_params.get(k) for k in wanted} != wanted or set(st.query_params) - set(wanted):
         st.query_params.from_dict(wanted)
 

@@ -28,6 +28,7 @@ from ..drafters import Proposal
 from ..lm import CachedLM, context_length, vocab_size
 from ..sampler import EXACT, Rule, make_generator, verify
 from ..sampling import SamplingConfig, sample, to_probs
+from ..tree import EXACT_TREE, TreeRule, check_node_budget, check_shape, draft_tree, verify_tree
 
 MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a few tensor ops)
 MIN_K = 100
@@ -43,6 +44,10 @@ DOCUMENTED_PREFIX_TOKENS: int | None = 9  # "ROMEO:\nBut soft, what light throug
 # unsure (alpha about 0.8 here), so all three mistakes show; after the full line alpha is near 0.96 and resampling
 # from p (whose error scales with 1 - alpha) needs a larger K to be caught reliably.
 DOCUMENTED_N_TOKENS = 1
+# Token trees, documented the same way (same prefix, K and seed): with this shape the next two tokens (a one-token
+# run cannot tell a tree from a chain), the exact tree rule passes and both naive tree rules fail.
+DOCUMENTED_TREE_SHAPE = (3, 2)
+DOCUMENTED_TREE_N_TOKENS = 2
 OTHER = "other"  # marks pooled outcomes inside a cell key
 
 Outcome = tuple[int, ...]  # the next n tokens
@@ -119,8 +124,32 @@ def speculative_sample(dist: Distributions, n_tokens: int, gamma: int, sampling:
                   else torch.full((dist.vocab,), 1.0 / dist.vocab) for i in range(n_draft + 1)]
         p = torch.stack(p_rows)  # (n + 1, V)
         q = rule.verification_q(proposal, sampling)[:n_draft]
-        v = verify(p, q, drafts, sampling, generator, rule)
+        target_logits = torch.stack([dist.logits("target", tuple(out + drafts[:i])) for i in range(n_draft)])  # (n, V)
+        v = verify(p, q, drafts, sampling, generator, rule, target_logits)
         out += drafts[:v.n_accepted] + [v.next_token]
+    return tuple(out[:n_tokens])
+
+
+def tree_sample(dist: Distributions, n_tokens: int, shape: tuple[int, ...], sampling: SamplingConfig,
+                generator: torch.Generator, rule: TreeRule = EXACT_TREE, node_budget: int | None = None) -> Outcome:
+    """The first n_tokens of one token-tree generation, replayed like `speculative_sample`: the same
+    `draft_tree` and `verify_tree` as `tree_generate(max_new_tokens=n + 1)`, in the same order."""
+    out: list[int] = []
+    max_new = n_tokens + 1
+    while len(out) < n_tokens:
+        depth = min(len(shape), max_new - len(out) - 1)  # as tree_generate: >= 1 here
+
+        def logits_at(tree, nodes, out=out):  # the drafter after the path to each node
+            return torch.stack([dist.logits("draft", tuple(out + tree.path_tokens(n))) for n in nodes])
+
+        tree = draft_tree(logits_at, shape, sampling, generator, node_budget, depth)
+
+        def p_at(node, out=out, tree=tree):  # only the nodes the walk visits; past the kept tokens, a placeholder
+            suffix = tuple(out + tree.path_tokens(node))
+            return dist.p(suffix, sampling) if len(suffix) < n_tokens else torch.full((dist.vocab,), 1.0 / dist.vocab)
+
+        v = verify_tree(tree, p_at, sampling, generator, rule)
+        out += [tree.tokens[n] for n in v.path] + [v.next_token]
     return tuple(out[:n_tokens])
 
 
@@ -263,14 +292,22 @@ def check_lab_inputs(dist_window: int, prefix_len: int, n_tokens: int, k: int, g
 
 
 def run_lab(target, draft, prefix_ids: list[int], *, n_tokens: int = 1, k: int = 2000, gamma: int = 4,
-            sampling: SamplingConfig = SamplingConfig(), rule: Rule = EXACT, seed: int = 0,
+            sampling: SamplingConfig = SamplingConfig(), rule: Rule | TreeRule = EXACT, seed: int = 0,
             with_plain: bool = True, progress: Progress | None = None,
-            dist: Distributions | None = None) -> LabResult:
+            dist: Distributions | None = None, shape: tuple[int, ...] | None = None,
+            node_budget: int | None = None) -> LabResult:
     """K speculative samples (sample i seeded with seed + i) of the next n_tokens after the prefix,
     judged with `rule`, and K plain samples, each tested against the exact distribution. Pass `dist`
-    to reuse distributions already computed for the same models and prefix."""
+    to reuse distributions already computed for the same models and prefix. With a tree `shape`
+    (and optionally `node_budget`) the samples come from token trees, `rule` a TreeRule (EXACT
+    stands for EXACT_TREE), and gamma is ignored."""
     start = time.perf_counter()
     dist = dist or Distributions(target, draft, prefix_ids)
+    if shape is not None:
+        shape, node_budget, gamma = check_shape(shape), check_node_budget(node_budget), len(check_shape(shape))
+        rule = EXACT_TREE if rule is EXACT else rule
+        if not isinstance(rule, TreeRule):
+            raise ValueError(f"rule must be a TreeRule for token trees, got {rule.name!r}")
     check_lab_inputs(dist.window, len(dist.prefix), n_tokens, k, gamma, sampling)
     make_generator(seed)  # validates the seed
     if seed + 2 * k >= 2**63:
@@ -296,8 +333,11 @@ def run_lab(target, draft, prefix_ids: list[int], *, n_tokens: int = 1, k: int =
         return counts, impossible
 
     share = 0.5 if with_plain else 1.0
-    spec, spec_bad = draw(f"Speculative ({rule.name})",
-                          lambda g: speculative_sample(dist, n_tokens, gamma, sampling, g, rule), 0.0, share)
+    if shape is None:
+        one = lambda g: speculative_sample(dist, n_tokens, gamma, sampling, g, rule)  # noqa: E731
+    else:
+        one = lambda g: tree_sample(dist, n_tokens, shape, sampling, g, rule, node_budget)  # noqa: E731
+    spec, spec_bad = draw(f"Speculative ({rule.name})", one, 0.0, share)
     plain = plain_test = None
     if with_plain:
         plain, plain_bad = draw("Plain sampling", lambda g: plain_sample(dist, n_tokens, sampling, g), 0.5, 0.5)

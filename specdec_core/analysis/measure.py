@@ -196,6 +196,14 @@ class PassTimes:
         """c of every drafter collected."""
         return {label: self.profile(label).c for label in self.draft}
 
+    def describe(self) -> str:
+        """Where the costs come from, in a sentence: how many passes of each kind were collected."""
+        target = sum(len(ts) for ts in self.target.values())
+        draft = sum(len(ts) for ts in self.draft.values())
+        return (f"from the passes short generations made here: {target} target passes over 1 to "
+                f"{max(self.target, default=1)} positions and {draft} one-token draft passes, each kind's "
+                "cost the lower quartile of its timings")
+
 
 @torch.inference_mode()
 def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
@@ -204,7 +212,8 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
     """Pass costs of this machine from short greedy generations, interleaved over `repeats`
     repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
     alike); the first drafter also at the other γs (target passes over more positions, for v).
-    Small enough for a page's first paint (bundled pair: about 0.3 s a repetition on a quiet core)."""
+    Small enough for a page's first paint (bundled pair: about a second a repetition on the shared
+    2-core machine at load average 6)."""
     gammas = sorted(gammas)
     common = gammas[len(gammas) // 2]
     times = PassTimes()

@@ -242,14 +242,15 @@ def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: 
 
 
 def _row(results: list[GenerationResult], speedup: Measured) -> dict:
-    rounds = results[0].rounds  # same seed: every repetition makes the same rounds
-    best = results[0]
-    return {"speedup": speedup.median, "measured": speedup, "alpha": measured_alpha(rounds),
+    """One contestant's row: its speedup (median, and the Measured), and the counts of its first run
+    (same seed: every repetition makes the same tokens and rounds)."""
+    first = results[0]
+    return {"speedup": speedup.median, "measured": speedup, "alpha": measured_alpha(first.rounds),
             "s_per_token": statistics.median(_decode_s_per_token(r) for r in results),
-            "tokens_per_pass": best.tokens_per_pass, "target_passes": best.target_passes,
-            "mean_acceptance_length": mean_acceptance_length(rounds),
-            "draft_passes_per_token": best.draft_passes / max(1, len(best.tokens)),
-            "drafted": best.drafted, "accepted": best.accepted, "rounds": rounds}
+            "tokens_per_pass": first.tokens_per_pass, "target_passes": first.target_passes,
+            "mean_acceptance_length": mean_acceptance_length(first.rounds),
+            "draft_passes_per_token": first.draft_passes / max(1, len(first.tokens)),
+            "drafted": first.drafted, "accepted": first.accepted, "rounds": first.rounds}
 
 
 def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampling: SamplingConfig, seed: int,

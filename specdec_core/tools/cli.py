@@ -1,7 +1,9 @@
 """Command line (installed as `specdec`, or `python -m specdec_core`):
 
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
+    specdec generate --prompt "..." --tree 2,2,1,1 [--node-budget 16] [--json]     (token trees)
     specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
+    specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
@@ -10,6 +12,7 @@ import json
 import sys
 
 from .bench import add_arguments as bench_arguments, main as bench_main
+from ..analysis import race
 from ..drafters import NgramDrafter, UnigramDrafter
 from ..analysis.round_stats import acceptance_metrics
 from ..pairs import PAIRS, PairUnavailable, load_pair
@@ -17,6 +20,15 @@ from ..policies import POLICIES, SIGNALS, make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
+from ..tree import tree_generate
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    """--tree 2,2,1,1 -> (2, 2, 1, 1); the core checks the bounds."""
+    try:
+        return tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--tree wants branching factors such as 2,2,1,1, got {text!r}") from None
 
 
 def _generate(args) -> int:
@@ -26,6 +38,12 @@ def _generate(args) -> int:
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter()}[args.drafter]
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
+    elif args.tree is not None or args.node_budget is not None:
+        if args.drafter != "model":
+            raise ValueError("token trees need the model drafter (--drafter model)")
+        res = tree_generate(pair.target, drafter, ids, shape=args.tree or (2, 2, 1, 1),
+                            max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
+                            node_budget=args.node_budget)
     else:
         policy = make_policy(args.policy, args.gamma, args.max_gamma, args.threshold, args.signal)
         res = speculative_generate(pair.target, drafter, ids, gamma=policy, max_new_tokens=args.max_new_tokens,
@@ -35,10 +53,17 @@ def _generate(args) -> int:
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
-    if not args.plain:
+    if "shape" in res.extra:  # a token-tree run
+        stats.update({"tree_shape": list(res.extra["shape"]), "node_budget": res.extra["node_budget"],
+                      "nodes": res.extra["nodes"], "nodes_per_round": res.extra["nodes_per_round"],
+                      "accepted_per_round": res.accepted / max(1, len(res.rounds))})
+    if not args.plain and "shape" not in res.extra:  # (the chain's acceptance metrics do not apply to trees)
         stats = {**stats, "policy": res.policy, **acceptance_metrics(res.rounds)}
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []
+        for row, r in zip(rounds, res.rounds):
+            if r.tree is not None:
+                row.update(nodes=r.tree.nodes, parents=r.tree.parents, path=r.tree.path)
         print(json.dumps({"prompt": args.prompt, "text": text, "token_ids": res.tokens, **stats, "rounds": rounds}))
     else:
         print(args.prompt + text)
@@ -54,6 +79,24 @@ def _fmt(value) -> str:
     if isinstance(value, list):
         return "[" + " ".join(_fmt(v) for v in value) + "]"
     return str(value)
+
+
+def _race(args) -> int:
+    """The Wall-Clock Race of the app, by the same function: plain and speculative decoding of one
+    request, interleaved over --repeats races; the median speedup with its spread."""
+    import torch
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    pair = load_pair(args.pair)
+    ids = pair.tokenizer.encode(args.prompt)
+    sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
+    r = race.live_race(pair.target, pair.draft, ids, args.gamma, args.max_new_tokens, sampling, args.seed,
+                       repeats=args.repeats)
+    print(f"measured speedup {r.speedups.text()}; standard lane {r.standard_s.text(' ms', 0, 1e3)}, "
+          f"speculative lane {r.speculative_s.text(' ms', 0, 1e3)}"
+          + ("; the machine was busy (wide spread)" if r.speedups.busy else ""))
+    return 0
 
 
 def main(argv=None) -> int:
@@ -80,8 +123,24 @@ def main(argv=None) -> int:
     g.add_argument("--max-new-tokens", type=int, default=40)
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--plain", action="store_true", help="plain autoregressive decoding instead")
+    g.add_argument("--tree", type=_shape, default=None, metavar="2,2,1,1",
+                   help="draft a token tree with these children per depth (instead of a chain of --gamma)")
+    g.add_argument("--node-budget", type=int, default=None,
+                   help="grow a best-first tree of this many nodes (--tree then only sets the depth)")
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=_generate)
+    r = sub.add_parser("race", help="the app's Wall-Clock Race: median speedup over interleaved races, with its spread")
+    r.add_argument("--prompt", required=True)
+    r.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
+    r.add_argument("--gamma", type=int, default=4)
+    r.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
+    r.add_argument("--top-k", type=int, default=None)
+    r.add_argument("--top-p", type=float, default=None)
+    r.add_argument("--max-new-tokens", type=int, default=40)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--repeats", type=int, default=5, help="interleaved races (the app's race runs 5)")
+    r.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as the app on 2 cores; 0: torch's choice)")
+    r.set_defaults(func=_race)
     b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")
     bench_arguments(b)
     b.set_defaults(func=bench_main)

@@ -28,7 +28,7 @@ def test_frame_renders_home_with_title_and_sidebar():
     at = app()
     assert not at.exception
     assert any("Draft Fast, Verify Exact" in m for m in texts(at, "markdown"))
-    assert at.title[0].value == "Draft Fast, Verify Exact — speculative decoding, live"
+    assert at.header[0].value == "Draft Fast, Verify Exact — speculative decoding, live"
     keys = {w.key for w in at.sidebar.get("slider")} | {w.key for w in at.sidebar.get("number_input")}
     assert {"s_gamma", "s_temperature", "s_top_k", "s_top_p", "s_seed", "s_max_new"} <= keys
     assert at.selectbox(key="s_pair").value == "shakespeare"
@@ -61,6 +61,11 @@ def test_every_page_keeps_the_frame(chapter):
     assert not at.exception
     assert at.slider(key="s_gamma").value == settings.DEFAULTS.gamma
     assert at.session_state["settings"].max_new_tokens == 8
+    # …and ends with the way on: a link to the next chapter of the one list (the last: back to the first).
+    i = chapters.CHAPTERS.index(chapter)
+    following = chapters.CHAPTERS[(i + 1) % len(chapters.CHAPTERS)]
+    last_link = at.get("page_link")[-1].proto
+    assert last_link.label == f"{'Next' if following is not chapters.CHAPTERS[0] else 'Back to the start'}: {following.title}"
 
 
 # --- settings <-> session state <-> URL ------------------------------------------------------------

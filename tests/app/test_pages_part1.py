@@ -9,7 +9,7 @@ from specdec_core import speculative_generate, theory
 from specdec_core.pairs import load_pair
 from specdec_core.analysis.round_stats import acceptance_by_position, measured_alpha, tokens_per_round
 from specdec_core.trace import RoundTrace
-from ui import settings, stepper
+from ui import settings, stepper, tables
 from ui.stepper import Cursor
 from tests.app.helpers import chart, metric, page
 
@@ -28,6 +28,14 @@ def test_home_shows_paper_and_measured_figures():
     assert metric(at, "Same tokens as plain greedy") == "yes"  # greedy speculative == greedy plain
     assert any("from the paper" in c.value for c in at.caption)
     assert any("measured here" in c.value for c in at.caption)
+
+
+def test_home_measures_the_speedup_behind_a_button_and_shows_its_spread():
+    at = page("chapters/home.py", max_new=10, temp=0, seed=3)
+    at.button(key="home_speedup").click().run()
+    assert not at.exception
+    assert re.fullmatch(r"\d+\.\d\d×", metric(at, "Wall-clock speedup here"))
+    assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 5 runs\)", el.value) for el in [*at.caption, *at.warning])
 
 
 # --- The Serial Tax -----------------------------------------------------------------------------------
@@ -116,6 +124,21 @@ def test_round_by_round_steps_advance_through_the_core_trace(pair, temp):
     assert at.session_state["rr_cursor"] == Cursor()
 
 
+def test_round_by_round_tables_show_dashes_not_none():
+    """Before the target pass, p(x), min(1, p/q), u and the verdicts are not known yet: dashes."""
+    at = page("chapters/round_by_round.py", gamma=3, max_new=8, temp=1.0, seed=5)
+    table = next(d.value for d in at.dataframe if "u" in d.value.columns)  # the drafts of this round
+    assert (table["p(x)"] == tables.DASH).all() and (table["u"] == tables.DASH).all()
+    for frame in [d.value for d in at.dataframe]:
+        assert not frame.isna().any().any()
+        assert not frame.astype(str).isin(["None", "nan", "NaN"]).any().any()
+
+
+def test_readable_tables_fill_every_gap():
+    frame = tables.readable([{"a": 1, "b": None, "c": 0.12345}, {"a": 2, "b": "x", "c": float("nan")}], {"c": ".3f"})
+    assert frame.to_dict("list") == {"a": [1, 2], "b": [tables.DASH, "x"], "c": ["0.123", tables.DASH]}
+
+
 def test_stepper_walks_every_step_once(pair):
     result = speculative_generate(pair.target, pair.draft, pair.tokenizer.encode("ROMEO:"), gamma=4,
                                   max_new_tokens=20, seed=1)
@@ -160,6 +183,8 @@ def test_alpha_dial_measures_each_drafter(pair):
     assert list(measured["results"]) == list(pair.drafts)
     for res in measured["results"].values():
         assert 0 <= res["alpha"] <= 1 and res["tokens_per_pass"] >= 1 and res["rounds"] == 10
+        assert res["measured"].n == 3 and res["measured"].median == res["speedup"] and res["c"] > 0
+    assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 3 runs\)", el.value) for el in [*at.caption, *at.warning])
     table = at.dataframe[-1].value
     assert list(table["drafter"]) == list(pair.drafts)
     spec = chart(at, "ad_by_position")

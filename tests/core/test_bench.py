@@ -3,6 +3,7 @@ promised structure, and every greedy row of ours reproduces plain greedy decodin
 No timing is asserted here: the performance targets are printed by the benchmark itself."""
 import csv
 import json
+import re
 
 import pytest
 
@@ -56,8 +57,23 @@ def test_quick_bench_writes_table_csv_and_chart(quick_run):
 def test_our_greedy_rows_equal_plain_greedy(quick_run):
     _, out = quick_run
     rows = list(csv.DictReader((out / "bench.csv").open()))
-    ours = [r for r in rows if r["decoding"] == "greedy" and r["method"] in ("plain", "spec")]
+    ours = [r for r in rows if r["decoding"] == "greedy" and r["method"] in ("plain", "spec", "tree")]
     assert ours and all(r["matches_greedy"] == "True" for r in ours)
+    assert {"tree greedy shape=2,2,1,1 (14 nodes)", "tree greedy best-first budget=16 depth=4 (16 nodes)"} <= {
+        r["config"] for r in ours}
+
+
+def test_tree_rows_sit_next_to_the_chain_of_their_depth(quick_run):
+    _, out = quick_run
+    md = (out / "bench.md").read_text()
+    assert "### Token trees against the chain of the same depth" in md
+    assert "a tree of <= 32 nodes: tokens per target pass vs the chain of its depth" in md
+    rows = list(csv.DictReader((out / "bench.csv").open()))
+    assert "spec model greedy gamma=4" in {r["config"] for r in rows}  # the trees' rival, added for them
+    for r in rows:
+        if r["method"] == "tree":
+            assert float(r["tokens_per_pass"]) >= 1 and 0 < float(r["nodes_per_round"]) <= int(r["nodes"])
+            assert float(r["predicted"]) > 0
 
 
 def test_gamma_list_parsing():
@@ -84,3 +100,9 @@ def test_prediction_from_in_run_costs():
     assert row["predicted_run"] == pytest.approx(expected)
     assert row["of_predicted_run"] == pytest.approx(2.25 / expected)
     assert row["predicted"] == pytest.approx((1 - alpha ** 5) / (1 - alpha) / (4 * 0.1 + 1.5))  # the profile's
+
+
+def test_cli_race_prints_the_median_speedup_with_its_spread(capsys):
+    assert cli.main(["race", "--prompt", "ROMEO:", "--max-new-tokens", "6", "--repeats", "3", "--temperature", "0"]) == 0
+    out = capsys.readouterr().out
+    assert re.match(r"measured speedup \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d, 3 runs\); standard lane \d+ ms", out), out

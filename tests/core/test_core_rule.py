@@ -3,14 +3,19 @@ import pytest
 import torch
 
 from specdec_core.broken import BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_RESAMPLE_FROM_P
-from specdec_core.sampler import EXACT, Rule
+from specdec_core.analysis.fidelity import rule_output_distribution
+from specdec_core.sampler import EXACT, Rows, Rule
+from specdec_core.sampling import SamplingConfig
 
 
 def output_distribution(p: torch.Tensor, q: torch.Tensor, rule: Rule) -> torch.Tensor:
     """Exact distribution of the emitted token when x ~ q is judged by `rule` against p:
-    P(y) = q(y) a(y) + (sum_x q(x) (1 - a(x))) r(y), with a the acceptance probability and r the residual."""
-    a = rule.acceptance_probability(p, q)
-    return q * a + (q * (1 - a)).sum() * rule.residual(p, q)
+    P(y) = q(y) a(y) + sum_x q(x) (1 - a(x)) r_x(y), with a the acceptance probability and r_x the residual."""
+    return rule_output_distribution(rule, p, q)
+
+
+def one_draft(p: torch.Tensor, q: torch.Tensor, x: int) -> Rows:
+    return Rows(p[None], q[None], torch.tensor([x]), SamplingConfig())
 
 
 def random_pair(kind: str, g: torch.Generator, V: int = 12):
@@ -53,5 +58,6 @@ def test_broken_rules_do_not_output_p(rule):
 def test_one_hot_q_accepts_with_probability_p_and_removes_x():
     p = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
     q = torch.tensor([0.0, 1.0, 0.0], dtype=torch.float64)
-    assert float(EXACT.acceptance_probability(p, q)[1]) == pytest.approx(0.3)
-    assert torch.allclose(EXACT.residual(p, q), torch.tensor([0.5, 0.0, 0.2], dtype=torch.float64) / 0.7)
+    rows = one_draft(p, q, 1)
+    assert float(EXACT.acceptance_probability(rows)[0]) == pytest.approx(0.3)
+    assert torch.allclose(EXACT.residual(rows, 0), torch.tensor([0.5, 0.0, 0.2], dtype=torch.float64) / 0.7)

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from specdec_core.analysis import measure, race
-from specdec_core.analysis.measure import Measured, PassTimes, interleave, interleaved_order, measured
+from specdec_core.analysis.measure import PassTimes, interleave, interleaved_order, measured
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
@@ -169,3 +169,10 @@ def test_replay_frames_show_both_lanes_at_once(small_pair):
     frames = race.replay_frames(result, 10)
     assert frames[-1][1:] == (6, 6)
     assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))
+
+
+def test_pass_times_say_where_their_costs_come_from():
+    spec = [_round(3, 0.016, [0.009, 0.001, 0.001]) for _ in range(2)]
+    times = PassTimes().add(_result([0.010] * 5)).add(_result([0.016] * 2, spec), "d")
+    assert times.describe().startswith("from the passes short generations made here: 7 target passes over 1 to 4 "
+                                       "positions and 4 one-token draft passes")

@@ -1,8 +1,10 @@
 """Real-browser tests: `streamlit run app.py` on a free local port, driven by headless Chromium
 (Debian's `chromium` through Playwright's `executable_path`; never Playwright's own download).
 
-Every chapter: open it, wait until the script is not running, check that no exception is shown, use its
-main control once, wait again, check again, and save a screenshot. Screenshots go to
+Every chapter, in the light and in the dark theme: open it, wait until the script is not running, check
+that no exception is shown, use its main control once, wait again, check again, then check it for
+accessibility (tests/e2e/accessibility.py: axe-core's WCAG A/AA rules, chart contrast and type, and in
+the light theme nothing cut at projector sizes) and save a screenshot at 1280×720. Screenshots go to
 $SPECDEC_SCREENSHOTS (default: tmp/screenshots/, git-ignored); scripts/refresh_screenshots.sh copies
 them to docs/screenshots/ for the README.
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+import accessibility
 from ui import chapters, layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +35,8 @@ IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
 START_TIMEOUT_S = 120
 SCRIPT_TIMEOUT_MS = 240_000  # the first page of a fresh server loads the models and times passes
-VIEWPORT = {"width": 1400, "height": 1000}
+VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector
+THEMES = ("light", "dark")  # Streamlit follows the browser's colour scheme
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"no Chromium at {CHROMIUM} (run scripts/ensure_chromium.sh)")
@@ -142,6 +146,11 @@ def alpha_dial(page):
     return ".st-key-ad_by_position"
 
 
+def trees(page):
+    click(page, "tr_measure")
+    return ".st-key-tr_cost"
+
+
 def race(page):
     click(page, "race_run")
     return ".st-key-race_chart"
@@ -172,17 +181,18 @@ def quiz(page):
 
 
 ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, race,
-                                   identical_outputs, speedup_lives, impact, quiz)}
+                                   identical_outputs, speedup_lives, trees, impact, quiz)}
 
 
 def test_every_chapter_has_an_action():
     assert sorted(ACTIONS) == sorted(Path(c.path).stem for c in chapters.CHAPTERS)
 
 
+@pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("chapter", chapters.CHAPTERS, ids=lambda c: Path(c.path).stem)
-def test_page_in_a_real_browser(server, browser, chapter):
+def test_page_in_a_real_browser(server, browser, chapter, theme):
     name = Path(chapter.path).stem
-    context = browser.new_context(viewport=VIEWPORT)
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=theme)
     page = context.new_page()
     try:
         path = "" if chapter is chapters.CHAPTERS[0] else name
@@ -200,10 +210,91 @@ def test_page_in_a_real_browser(server, browser, chapter):
         result.wait_for(state="visible", timeout=SCRIPT_TIMEOUT_MS)
         wait_idle(page)
         assert_no_exception(page, f"{name} (after its main control)")
-
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        result.scroll_into_view_if_needed()
         page.wait_for_timeout(500)  # let charts finish their transition
-        page.screenshot(path=str(SHOTS / f"{chapters.CHAPTERS.index(chapter):02d}-{name}.png"))
+
+        problems = {"axe-core findings": accessibility.axe_findings(page),
+                    "chart marks under 3:1": accessibility.low_contrast_chart_marks(page),
+                    "chart text under 12 px": accessibility.small_chart_text(page),
+                    "chart text under 4.5:1": accessibility.low_contrast_chart_text(page)}
+        if theme == "light":  # sizes do not depend on the theme
+            problems["cut at projector sizes"] = accessibility.cut_at_projector_sizes(page)
+            page.set_viewport_size(VIEWPORT)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            result.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(SHOTS / f"{chapters.CHAPTERS.index(chapter):02d}-{name}.png"))
+        problems = {k: v for k, v in problems.items() if v}
+        assert not problems, f"{name}, {theme} theme: " + "\n".join(
+            f"{k}:\n  " + "\n  ".join(map(str, v)) for k, v in problems.items())
+    finally:
+        context.close()
+
+
+# Called after each Tab: describes the element that now has focus, and judges the ones focused before
+# whose widget focus has left: did each look different while it had focus (outline, ring, background,
+# border or colour on it, its three nearest ancestors — a text field's border is its wrapper's — or
+# its children)?
+_FOCUS_STEP_JS = """() => {
+  const look = n => { const s = getComputedStyle(n);
+    return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.backgroundColor, s.borderColor, s.color].join('|'); };
+  const top = e => e.parentElement?.parentElement?.parentElement || e;
+  const family = e => [e, e.parentElement, e.parentElement?.parentElement, top(e), ...e.querySelectorAll('*')]
+    .filter(Boolean).slice(0, 16).map(look).join('#');
+  const e = document.activeElement && document.activeElement !== document.body ? document.activeElement : null;
+  const judged = [], pending = [];
+  // An element is judged once focus has left its widget (a number field's +/- buttons are still inside it).
+  for (const p of window.__focusPending || []) {
+    if (!p.el.isConnected) continue;
+    if (e && top(p.el).contains(e)) pending.push(p);
+    else judged.push({...p.info, shown: family(p.el) !== p.look});
+  }
+  let current = null;
+  if (e) {
+    const key = e.closest('[class*="st-key-"]')?.className.match(/st-key-(\\S+)/)?.[1] || '';
+    current = {key, tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || e.value || '').trim().slice(0, 40)};
+    pending.push({el: e, look: family(e), info: current});
+  }
+  window.__focusPending = pending;
+  return {judged, current, pending: pending.length};
+}"""
+
+
+def test_round_by_round_by_keyboard_alone(server, browser):
+    """Tab reaches every button of the step-through and each one shows focus; Enter works them."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/round_by_round", wait_until="domcontentloaded")
+        page.wait_for_selector(".st-key-rr_next button", timeout=SCRIPT_TIMEOUT_MS)
+        wait_idle(page)
+        controls = page.eval_on_selector_all('[data-testid="stMain"] [class*="st-key-rr_"] button',
+                                             "bs => bs.map(b => b.closest('[class*=\"st-key-\"]').className.match(/st-key-(\\S+)/)[1])")
+        assert {"rr_next", "rr_round"} <= set(controls)
+        reached, unseen = {}, []
+        for _ in range(120):
+            page.keyboard.press("Tab")
+            page.wait_for_timeout(300)  # widgets draw their focus state a render (and a transition) later
+            step = page.evaluate(_FOCUS_STEP_JS)
+            unseen += [j for j in step["judged"] if not j["shown"]]
+            current = step["current"]
+            if current and current["key"] in controls:
+                reached.setdefault(current["key"], current)
+            if set(controls) <= set(reached) and (current is None or current["key"] not in controls):
+                break  # the last control has been left, so whether it showed focus is judged too
+        assert set(reached) == set(controls), f"not reached by Tab: {set(controls) - set(reached)}"
+        assert not unseen, f"focus not shown on: {unseen}"
+
+        before = page.locator('[data-testid="stMarkdownContainer"]:has-text("step 1 of")').count()
+        page.locator(".st-key-rr_next button").focus()
+        page.keyboard.press("Enter")
+        wait_idle(page, after_action=True)
+        page.locator('[data-testid="stMarkdownContainer"]:has-text("step 2 of")').first.wait_for(timeout=60_000)
+        assert before == 1
+        page.locator(".st-key-rr_round button").focus()
+        page.keyboard.press("Enter")  # finish the round: its table of finished rounds appears
+        wait_idle(page, after_action=True)
+        page.locator(".st-key-rr_csv").wait_for(timeout=60_000)
+        assert_no_exception(page, "round_by_round by keyboard")
+        assert accessibility.cut_at_projector_sizes(page) == []  # now with the table of finished rounds
     finally:
         context.close()

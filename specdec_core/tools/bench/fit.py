@@ -4,6 +4,7 @@ import math
 import statistics
 
 from ... import theory
+from ...analysis.trees import predicted_speedup
 from .plan import TARGETS, Config, Settings, baseline_of
 
 def _mean(xs):
@@ -28,9 +29,17 @@ def in_run_fit(cfg: Config, runs: list[dict], base_runs: list[dict]) -> dict:
     decode = lambda rs: _median(r["seconds"] - r["prefill_s"] for r in rs)
     out = {"decode_speedup": decode(base_runs) / decode(runs), "c": nan, "v": nan, "predicted": nan, "ratio": nan}
     judged = sum(r["judged"] or 0 for r in runs)
+    t1 = _median(r["pass_s"] for r in base_runs)
+    if cfg.method == "tree":  # tokens per pass / (v + c * draft passes per round), all from the runs
+        out["v"] = _median(r["pass_s"] for r in runs) / t1
+        out["c"] = _median(r["draft_pass_s"] for r in runs) / t1
+        passes = sum(r["target_passes"] for r in runs)
+        out["predicted"] = predicted_speedup(sum(len(r["tokens"]) for r in runs) / passes, out["v"], out["c"],
+                                             sum(r["draft_passes"] for r in runs) / passes)
+        out["ratio"] = out["decode_speedup"] / out["predicted"]
+        return out
     if cfg.method != "spec" or not judged:
         return out
-    t1 = _median(r["pass_s"] for r in base_runs)
     alpha = min(1.0, sum(r["accepted"] for r in runs) / judged)
     out["v"] = _median(r["pass_s"] for r in runs) / t1
     out["c"] = _median(r["draft_pass_s"] for r in runs) / t1 if cfg.drafter == "model" else 0.0
@@ -61,8 +70,15 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
             judged = sum(r["judged"] for r in all_runs if r["judged"] is not None)
             alpha = sum(accepted) / judged if judged else float("nan")
             c = cost.c if cfg.drafter == "model" or cfg.method == "hf-assisted" else 0.0
+            passes = sum(r["target_passes"] for r in all_runs)
+            nodes_per_round = (sum(r["nodes"] for r in all_runs) / passes) if cfg.method == "tree" else float("nan")
+            v = (cost.v(round(nodes_per_round)) if cfg.method == "tree"
+                 else cost.v(cfg.gamma) if cfg.gamma else float("nan"))
             if cfg.method == "spec" and not math.isnan(alpha):
                 predicted = theory.speedup(min(alpha, 1.0), cfg.gamma, c, cost.v)
+            elif cfg.method == "tree":
+                predicted = predicted_speedup(sum(n_tokens) / passes, v, c,
+                                              sum(r["draft_passes"] for r in all_runs) / passes)
             else:
                 predicted = float("nan")
             speedup = _median(base[p] / per_prompt[p] for p in names)
@@ -86,8 +102,12 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
                 "mean_acceptance_length": (sum(n_tokens) / sum(r["target_passes"] for r in all_runs)
                                            if cfg.method == "spec" else float("nan")),
                 "alpha": alpha, "c_run": c_run, "v_run": v_run,
-                "c": c if cfg.method in ("spec", "hf-assisted") else float("nan"),
-                "v": cost.v(cfg.gamma) if cfg.gamma else float("nan"),
+                "c": c if cfg.method in ("spec", "tree", "hf-assisted") else float("nan"),
+                "v": v, "nodes": cfg.nodes if cfg.method == "tree" else cfg.gamma,
+                "nodes_per_round": nodes_per_round, "tokens_per_pass": sum(n_tokens) / passes,
+                "predicted_v1": (predicted_speedup(sum(n_tokens) / passes, 1.0, c,
+                                                   sum(r["draft_passes"] for r in all_runs) / passes)
+                                 if cfg.method == "tree" else float("nan")),
                 "peak_mib": max((r["peak_mib"] for r in all_runs), default=float("nan")),
                 "matches_greedy": matches,
             })
@@ -127,6 +147,18 @@ def time_breakdown(result: dict) -> list[dict]:
                     "rest per round (ms)": 1e3 * _median((r["seconds"] - r["prefill_s"] - r["target_s"] - r["draft_s"])
                                                          / r["target_passes"] for r in runs),
                     "rounds": rounds})
+    return out
+
+
+def tree_rows(rows, group: str) -> list[dict]:
+    """Every tree row of a prompt group next to the chain of gamma = its depth: tokens per target
+    pass of both and their ratio (greedy, model drafter, our own forward)."""
+    out = []
+    for t in _rows(rows, group, method="tree", forward="core"):
+        chain = _rows(rows, group, method="spec", drafter="model", decoding=t["decoding"], gamma=t["gamma"], forward="core")
+        if chain:
+            out.append({**t, "chain": chain[0], "tpp_ratio": t["tokens_per_pass"] / chain[0]["tokens_per_pass"],
+                        "wall_ratio": chain[0]["seconds"] / t["seconds"]})
     return out
 
 
@@ -184,6 +216,14 @@ def check_targets(result: dict) -> list[dict]:
             open_ngram["seconds"] > open_model["seconds"],
             f"n-gram best {open_ngram['config']} {open_ngram['seconds'] * 1e3:.0f} ms, model best "
             f"{open_model['config']} {open_model['seconds'] * 1e3:.0f} ms")
+    small = [t for t in tree_rows(rows, "open") if t["nodes"] <= TARGETS["tree_max_nodes"]]
+    if small:
+        best_tree = max(small, key=lambda t: t["tpp_ratio"])
+        add(f"a tree of <= {TARGETS['tree_max_nodes']} nodes: tokens per target pass vs the chain of its depth",
+            f"{best_tree['tpp_ratio']:.2f}x", f">= {TARGETS['tree_tokens_per_pass']}x",
+            best_tree["tpp_ratio"] >= TARGETS["tree_tokens_per_pass"],
+            f"{best_tree['config']}: {best_tree['tokens_per_pass']:.2f} tokens per pass, chain gamma={best_tree['gamma']} "
+            f"{best_tree['chain']['tokens_per_pass']:.2f}; wall clock {best_tree['wall_ratio']:.2f}x the chain's speed")
     for decoding, overhead in result["trace"].items():
         add(f"tracing overhead ({decoding}, gamma={best})", f"{100 * overhead:+.1f}%",
             f"<= {100 * TARGETS['trace']:.0f}%", overhead <= TARGETS["trace"])

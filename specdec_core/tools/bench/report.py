@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from .fit import _rows, check_targets, time_breakdown
+from .fit import _rows, check_targets, time_breakdown, tree_rows
 from .plan import Settings
 from .runs import PeakMemory, process_peak_mib
 
@@ -103,12 +103,36 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
                    f"{100 * b['draft passes']:.1f}% | {100 * b['rest']:.1f}% | {b['rest per round (ms)']:.3f} | "
                    f"{b['rounds']:.0f} |" for b in breakdown]
             md.append("")
+        md += tree_markdown(res["rows"])
         for group, title in (("open", "Open prompts"), ("repetitive", "The self-repeating prompt")):
             rows = [r for r in res["rows"] if r["group"] == group]
             if rows:
                 md += [f"### {title} ({rows[0]['prompts']} prompt{'s' if rows[0]['prompts'] > 1 else ''})", "",
                        markdown_table(rows), ""]
     return "\n".join(md) + "\n"
+
+
+def tree_markdown(rows) -> list[str]:
+    """The token-tree rows next to the chain of their depth (greedy, model drafter)."""
+    md = []
+    for group, title in (("open", "open prompts"), ("repetitive", "the self-repeating prompt")):
+        trees = tree_rows(rows, group)
+        if not trees:
+            continue
+        md += [f"### Token trees against the chain of the same depth ({title})", "",
+               "Tokens per target pass (the runs' own counts) and wall clock; predicted: tokens per pass / "
+               "(v(nodes) + c x draft passes per round) with v and c from the isolated cost profile, and with "
+               "v = 1 as on an accelerator where a pass over a few dozen positions costs one pass.", "",
+               "| tree | nodes (max) | nodes/round | tokens/pass | chain tokens/pass | x chain | ms | chain ms | "
+               "speedup | predicted (this machine) | predicted (v = 1) | v(nodes) | = greedy |",
+               "|" + "---|" * 13]
+        md += [f"| {t['config']} | {t['nodes']} | {t['nodes_per_round']:.1f} | {t['tokens_per_pass']:.2f} | "
+               f"{t['chain']['tokens_per_pass']:.2f} (gamma={t['gamma']}) | {t['tpp_ratio']:.2f}x | "
+               f"{t['ms']:.1f} | {t['chain']['ms']:.1f} | {t['speedup']:.2f}x | {t['predicted']:.2f}x | "
+               f"{t['predicted_v1']:.2f}x | "
+               f"{t['v']:.2f} | {_fmt('{}', t['matches_greedy'])} |" for t in trees]
+        md.append("")
+    return md
 
 
 def write_csv(path: Path, rows: list[dict]) -> None:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import torch
 
-from ...analysis.measure import CostProfile, cost_profile
+from ...analysis.measure import CostProfile, PassTimes, cost_profile, pass_seconds
 from ...drafters import ModelDrafter, NgramDrafter
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY
-from .fit import _mean, aggregate, best_gamma
+from ...tree import tree_generate
+from .fit import aggregate, best_gamma
 from .plan import SAMPLING, Config, Settings, configs, load_prompts
 
 def _status_kib(key: str) -> int | None:
@@ -108,7 +109,7 @@ def _hf_run(pair, cfg: Config, ids: list[int], n: int) -> dict:
     # and does not count it. Both figures therefore count decoding rounds (plain: one per token).
     nan = float("nan")
     return dict(seconds=seconds, tokens=tokens, target_passes=target_calls.n, draft_passes=draft_calls.n,
-                accepted=None, judged=None, prefill_s=nan, target_s=nan, draft_s=nan,
+                accepted=None, judged=None, nodes=None, prefill_s=nan, target_s=nan, draft_s=nan,
                 pass_s=nan, draft_pass_s=nan, draft_prefill_s=nan)
 
 
@@ -117,6 +118,10 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     start = time.perf_counter()
     if cfg.method == "plain":
         res = autoregressive_generate(pair.target, ids, n, sampling, seed=seed, eos_token_id=None, forward=cfg.forward)
+    elif cfg.method == "tree":
+        res = tree_generate(pair.target, ModelDrafter(pair.draft, forward=cfg.forward), ids, shape=cfg.shape,
+                            max_new_tokens=n, sampling=sampling, seed=seed, node_budget=cfg.node_budget or None,
+                            eos_token_id=None, trace=cfg.trace, forward=cfg.forward)
     else:
         drafter = ModelDrafter(pair.draft, forward=cfg.forward) if cfg.drafter == "model" else NgramDrafter()
         res = speculative_generate(pair.target, drafter, ids, gamma=cfg.gamma, max_new_tokens=n, sampling=sampling,
@@ -124,18 +129,25 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     seconds = time.perf_counter() - start
     # Judged drafts: the accepted ones plus the one rejected (a round stops at its first rejection).
     # accepted / judged is the per-draft acceptance rate alpha of the theory's i.i.d. model.
-    judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds)
-    # The cost of each kind of pass as it ran here, for the prediction from in-run costs: a target
-    # pass over gamma + 1 positions (full rounds only; plain decoding: one position), and a draft
-    # pass over one new token (the run's first draft pass also reads the prompt: kept apart).
-    full_rounds = [r.target_pass_s for r in res.rounds if len(r.draft_tokens) == cfg.gamma]
+    # (Tree rows: alpha of the chain model does not apply, so no judged count.)
+    judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds) if cfg.method != "tree" else 0
+    # The cost of each kind of pass as it ran here, for the prediction from in-run costs, by the
+    # core's one method (analysis.measure.PassTimes, as the app's figures): a target pass over
+    # gamma + 1 positions (full rounds; plain decoding: one position), and a one-token draft pass.
+    # Tree rows: a target pass over nodes + 1 positions, in the rounds that drafted every node.
+    passes = PassTimes().add(res, "draft")
+    full = cfg.nodes if cfg.method == "tree" else cfg.gamma
+    target_k = passes.target.get(full + 1 if res.rounds else 1)
+    draft_one = passes.draft.get("draft")
     draft_passes = [s for r in res.rounds for s in r.draft_pass_s]
     return dict(seconds=seconds, tokens=res.tokens, target_passes=res.target_passes,
                 draft_passes=res.draft_passes, accepted=res.accepted if res.rounds else None,
-                judged=judged if res.rounds else None, prefill_s=res.prefill_s,
+                judged=judged if res.rounds and cfg.method != "tree" else None, prefill_s=res.prefill_s,
+                nodes=res.drafted if cfg.method == "tree" else None,
                 target_s=sum(res.target_pass_s), draft_s=sum(draft_passes),
-                pass_s=_mean(full_rounds if res.rounds else res.target_pass_s),
-                draft_pass_s=_mean(draft_passes[1:]), draft_prefill_s=draft_passes[0] if draft_passes else 0.0)
+                pass_s=pass_seconds(target_k) if target_k else float("nan"),
+                draft_pass_s=pass_seconds(draft_one) if draft_one else float("nan"),
+                draft_prefill_s=draft_passes[0] if draft_passes else 0.0)
 
 
 def run_one(pair, cfg: Config, ids: list[int], n: int, seed: int, memory: PeakMemory) -> dict:
@@ -196,7 +208,8 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
 
 
 def _cost_profile(pair, s: Settings, forward: str, context: int = 64):
-    return cost_profile(pair.target, pair.draft, ks=range(1, max(s.gammas) + 2), context=context,
+    ks = sorted(set(range(1, max(s.gammas) + 2)) | {c.nodes + 1 for c in configs(s) if c.method == "tree"})
+    return cost_profile(pair.target, pair.draft, ks=ks, context=context,
                         repeats=15 if s.quick else 30, forward=forward)
 
 

@@ -1,0 +1,113 @@
+"""Lossless against lossy, measured, as markdown tables (docs/benchmarks.md, "Lossless against lossy"):
+
+    python -m specdec_core.tools.lossless_vs_lossy [--prompts 8] [--tokens 64] [--repeats 3]
+
+1. The bundled target's lossy copies (specdec_core.variants) and speculative decoding against the fp32
+   target on held-out prompts: speed where real, agreement teacher-forced and free-running, distance.
+2. Each copy as the drafter of the fp32 target: alpha, tokens per pass, c, speedup, exactness.
+3. The exact, exact-match and lossy rules: the lab's documented chi-square run with each rule's power,
+   the acceptance sums at that prefix, and the measured economics with sampling at temperature 1.
+Every figure comes from the same core functions as the pages (analysis.fidelity, analysis.rule_costs).
+"""
+import argparse
+import platform
+import sys
+import time
+
+import torch
+
+from .. import lossy
+from ..analysis import fidelity, lab, rule_costs
+from ..exact_match import EXACT_MATCH
+from ..pairs import load_pair
+from ..sampler import EXACT
+from ..sampling import SamplingConfig
+from ..variants import build_variants
+
+LAB_PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?"  # the app's default prompt (ui/settings.py)
+LAB_GAMMA, LAB_SAMPLING = 4, SamplingConfig(1.0)  # the app's defaults (ui/settings.py DEFAULTS)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _speed(m) -> str:
+    return "not measured (simulated)" if m is None else m.text()
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def fidelity_tables(pair, n_prompts: int, n_tokens: int, repeats: int, gamma: int, log) -> str:
+    held_out = fidelity.held_out_prompts(pair.tokenizer, n_prompts)
+    rep = fidelity.fidelity_report(pair.target, pair.draft, build_variants(pair.target, pair.draft),
+                                   [ids for _, ids in held_out], n_tokens=n_tokens, gamma=gamma, repeats=repeats,
+                                   progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
+    first = lambda r: "–" if r["first_difference"] is None else str(r["first_difference"] + 1)
+    rows = [[r["name"], _speed(r["speed"]), _pct(r["teacher_forced_agreement"]), _pct(r["free_running_agreement"]),
+             f"{r['identical_prompts']} of {r['prompts']}", first(r), f"{r['distance']:.3g}"] for r in rep.rows]
+    bridge = [[b["drafter"] + (" (bundled)" if b["bundled"] else ""), f"{b['alpha']:.3f}", f"{b['tokens_per_pass']:.2f}",
+               "not measured (simulated)" if b["c"] is None else f"{b['c']:.3f}", _speed(b["speed"]),
+               f"{b['identical_prompts']} of {b['prompts']}"] for b in rep.bridge]
+    return (f"Held-out prompts: {', '.join(name for name, _ in held_out)}; greedy, {n_tokens} tokens, "
+            f"{repeats} interleaved repetitions, γ = {gamma}.\n\n"
+            + _table(["method", "speed vs fp32 target", "agreement teacher-forced", f"agreement free-running ({n_tokens})",
+                      "identical continuations", "earliest first difference (token)", "mean TV distance"], rows)
+            + f"\n\nSpeculative decoding's largest per-position distance from p: {rep.rows[-1]['max_distance']:.1g}.\n\n"
+            + _table(["drafter of the fp32 target", "α (accepted / drafted)", "tokens per target pass", "c",
+                      "speedup vs fp32 target", "output = target's"], bridge))
+
+
+def rule_tables(pair, n_prompts: int, repeats: int, log) -> str:
+    prefix = pair.tokenizer.encode(LAB_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
+    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    rules = [EXACT, EXACT_MATCH, *lossy.RULES.values()]
+    tests = []
+    for rule in rules:
+        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=1, k=lab.DOCUMENTED_K, gamma=LAB_GAMMA,
+                          sampling=LAB_SAMPLING, rule=rule, seed=lab.DOCUMENTED_SEED, with_plain=False, dist=dist)
+        power = rule_costs.power(res.cells, rule_costs.rule_cell_probs(dist, rule, res.cells, LAB_SAMPLING), res.k)
+        tests.append((res.speculative_test, power))
+        log(f"  chi-square: {rule.name}: p = {res.speculative_test.pvalue:.3g}")
+    held_out = fidelity.held_out_prompts(pair.tokenizer, n_prompts)
+    econ = rule_costs.rule_economics(pair.target, pair.draft, rules, [ids for _, ids in held_out], LAB_SAMPLING,
+                                     gamma=LAB_GAMMA, repeats=repeats,
+                                     progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
+    figures = rule_costs.acceptance_figures(dist, LAB_SAMPLING)
+    rows = [[rule.name, f"{e['acceptance']:.3f}", f"{e['tokens_per_pass']:.2f}", _speed(e["speed"]),
+             f"{t.pvalue:.3g}", "passes" if t.passes else "FAILS", f"{power:.3f}"]
+            for rule, e, (t, power) in zip(rules, econ, tests)]
+    return (f"Lab: prefix {pair.tokenizer.decode(prefix)!r} (the documented {lab.DOCUMENTED_PREFIX_TOKENS} tokens), "
+            f"next token, K = {lab.DOCUMENTED_K}, seed {lab.DOCUMENTED_SEED}, temperature 1, γ = {LAB_GAMMA}; "
+            f"acceptance at that prefix: Σ min(p, q) = {figures['exact']:.3f}, Σ p·q = {figures['exact_match']:.3f}. "
+            f"Economics: {', '.join(name for name, _ in held_out)}, 48 tokens, temperature 1, {repeats} interleaved "
+            "repetitions against plain sampling.\n\n"
+            + _table(["rule", "acceptance (measured)", "tokens per target pass", "speedup vs plain sampling",
+                      "χ² p-value", "verdict", f"power at K = {lab.DOCUMENTED_K}"], rows))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--prompts", type=int, default=8, help="held-out prompts (at most 8 open ones)")
+    ap.add_argument("--tokens", type=int, default=64, help="greedy tokens per prompt")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved repetitions")
+    ap.add_argument("--gamma", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the machine is shared)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    log = lambda text: print(text, file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    pair = load_pair("shakespeare", "cpu")
+    out = fidelity_tables(pair, args.prompts, args.tokens, args.repeats, args.gamma, log)
+    out += "\n\n" + rule_tables(pair, min(args.prompts, 4), args.repeats, log)
+    print(out)
+    print(f"\n({time.perf_counter() - start:.0f} s on {platform.machine()}, torch {torch.__version__}, "
+          f"{args.threads} thread(s), CPU shared with other work.)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
