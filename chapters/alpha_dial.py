@@ -8,7 +8,7 @@ from specdec_core import speculative_generate, theory
 from specdec_core.analysis import race
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import acceptance_by_position, calibration, measured_alpha, tokens_per_round
-from specdec_core.policies import POLICIES, Costs, describe
+from specdec_core.policies import POLICIES, Costs, describe, with_costs
 from ui import admission, charts, chips, demo, layout, measure, models, operator, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
@@ -274,7 +274,8 @@ policy_signature = (models.pair_key(pair), s.signature(), tuple(fixed), repeats,
 
 def run_policies(progress) -> dict:
     contestants = {f"fixed γ = {g_}": g_ for g_ in sorted(fixed)}
-    contestants.update({describe(POLICIES[name]()): POLICIES[name]() for name in ADAPTIVE})
+    planning = Costs.from_profile(profile)  # this machine's c and v, fixed while the server runs
+    contestants.update({describe(POLICIES[name]()): with_costs(POLICIES[name](), planning) for name in ADAPTIVE})
     prompts = [pair.tokenizer.encode(t)[-(pair.context_length - policy_tokens):] or [0] for t in prompt_texts]
     results = compare_policies(pair.target, pair.draft, prompts, contestants, policy_tokens, s.sampling, s.seed,
                                repeats, hold=demo.hold("the policy race"),
@@ -282,7 +283,7 @@ def run_policies(progress) -> dict:
     progress(0.95, "Tracing the drafter's confidence for the calibration chart…")
     with admission.slot("the calibration chart"):
         traced = calibration_rounds(pair.target, pair.draft, prompts, 8, policy_tokens, s.sampling, s.seed)
-    return {"rows": summary(results, Costs.from_profile(profile)),
+    return {"rows": summary(results, planning),
             "fixed": {f"fixed γ = {g_}": g_ for g_ in fixed}, "calibration": traced}
 
 

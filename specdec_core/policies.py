@@ -441,6 +441,16 @@ def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, thresho
     return replace(policy, **changes)
 
 
+def with_costs(policy: Policy, costs: Costs) -> Policy:
+    """The same policy planning with another fixed cost profile (policies that plan with none are
+    returned as they are): e.g. the profile a page measured on this machine."""
+    if isinstance(policy, (AcceptanceDriven, Calibrated)):
+        return replace(policy, costs=costs)
+    if isinstance(policy, Hybrid):
+        return replace(policy, length=replace(policy.length, costs=costs))
+    return policy
+
+
 def describe(policy: Policy) -> str:
     """A policy in a few words, for captions and tables."""
     if isinstance(policy, Constant):

@@ -11,7 +11,7 @@ from specdec_core.analysis.policy_compare import PLAIN, compare_policies, summar
 from specdec_core.analysis.round_stats import (acceptance_length_histogram, calibration, gamma_stats,
                                                mean_acceptance_length, modelled_speedup, oracle_speedup,
                                                per_position_acceptance_rate)
-from specdec_core.policies import ConfidenceStop, Costs, Heuristic
+from specdec_core.policies import POLICIES, ConfidenceStop, Costs, Heuristic, with_costs
 from specdec_core.sampling import GREEDY
 from specdec_core.tools import cli
 from specdec_core.trace import RoundTrace
@@ -99,3 +99,11 @@ def test_shootout_and_policy_race_accept_a_policy(small_pair):
                                  eos_token_id=None).rounds  # the first prompt's rounds, run on their own
     raced = results["heuristic"].rounds[:len(alone)]
     assert [(r.gamma, r.n_accepted) for r in raced] == [(r.gamma, r.n_accepted) for r in alone]
+
+
+def test_with_costs_replaces_the_planning_profile_only_where_there_is_one():
+    cheap = Costs(c=0.01, v=(1.0, 1.01, 1.02))
+    assert with_costs(POLICIES["acceptance"](), cheap).costs == cheap
+    assert with_costs(POLICIES["hybrid"](), cheap).length.costs == cheap
+    assert with_costs(POLICIES["calibrated"](), cheap).costs == cheap
+    assert with_costs(POLICIES["heuristic"](), cheap) == POLICIES["heuristic"]()
