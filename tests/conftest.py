@@ -75,3 +75,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "e2e" in item.path.parts:
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def documented_runs():
+    """The exactness lab's documented run on the bundled pair (default settings, the documented prefix,
+    n tokens, K and seed) for the exact rule and every broken one: computed once for the core's lab
+    tests and the Identical Outputs page tests alike."""
+    from specdec_core.analysis import lab
+    from specdec_core.broken import BROKEN_RULES
+    from specdec_core.pairs import load_pair
+    from specdec_core.sampler import EXACT
+    from ui import settings
+    pair = load_pair("shakespeare")
+    prefix = pair.tokenizer.encode(settings.DEFAULTS.prompt)[:lab.DOCUMENTED_PREFIX_TOKENS]
+    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    return {rule.name: lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_N_TOKENS,
+                                   k=lab.DOCUMENTED_K, gamma=settings.DEFAULTS.gamma,
+                                   sampling=settings.DEFAULTS.sampling, rule=rule, seed=lab.DOCUMENTED_SEED,
+                                   with_plain=rule is EXACT, dist=dist)
+            for rule in (EXACT, *BROKEN_RULES)}
+

@@ -1,6 +1,5 @@
 """Statistical exactness of whole generations: speculative samples of a 3-token continuation follow
 the target's exact (enumerated) distribution, and a deliberately broken rule fails the same test."""
-import itertools
 
 import numpy as np
 import pytest

@@ -1,0 +1,41 @@
+"""Identical Outputs."""
+import pytest
+
+from specdec_core.analysis import lab
+from specdec_core.broken import BROKEN_RULES
+from specdec_core.pairs import load_pair
+from specdec_core.sampler import EXACT
+from tests.app.helpers import chart, page
+from ui import settings
+
+
+@pytest.fixture(scope="module")
+def prompt_ids(pair):
+    return pair.tokenizer.encode(settings.DEFAULTS.prompt)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return load_pair("shakespeare")
+
+
+def test_identical_outputs_page_greedy_diff_is_empty():
+    at = page("chapters/identical_outputs.py", max_new=10, gamma=3)
+    assert any("(empty" in c.value for c in at.code)
+    assert any(m.value.startswith("Identical") for m in at.success)
+
+
+def test_identical_outputs_page_lab_and_broken_rules(documented_runs):
+    """Default settings = the documented run: the page shows the same verdicts as the core."""
+    at = page("chapters/identical_outputs.py", max_new=10)
+    assert at.number_input(key="id_k").value == lab.DOCUMENTED_K
+    at.button(key="id_sample").click().run()
+    assert not at.exception
+    res = at.session_state["id_result"]["result"]
+    assert res.speculative_test.pvalue == pytest.approx(documented_runs[EXACT.name].speculative_test.pvalue)
+    hist = chart(at, "id_hist")["data"]
+    assert [t["name"] for t in hist] == ["exact p", f"speculative ({EXACT.name})", "plain sampling"]
+    at.button(key="id_break").click().run()
+    assert not at.exception
+    verdicts = {r["rule"]: r["verdict"] for r in at.session_state["id_break_result"]["rows"]}
+    assert verdicts == {EXACT.name: "passes", **{r.name: "FAILS" for r in BROKEN_RULES}}

@@ -1,0 +1,93 @@
+"""The Quiz: the question bank and the page."""
+import json
+
+import pytest
+
+from specdec_core import theory
+from tests.app.helpers import page
+from ui import chapters, quiz
+
+
+def _answer(at, bank_by_id, right: bool) -> str:
+    state = at.session_state["qz"]
+    q = bank_by_id[state["order"][state["index"]]]
+    key = f"qz_{q.id}_{state['attempt']}"
+    if q.kind == "choice":
+        value = q.answer if right else (q.answer + 1) % len(q.options)
+        at.radio(key=key).set_value(value).run()
+    else:
+        at.number_input(key=key).set_value(round(q.answer, 2) + (0 if right else 1.0)).run()
+    at.button(key="qz_check").click().run()
+    assert not at.exception
+    return q.id
+
+
+def chapters_title(path: str) -> str:
+    return next(c.title for c in chapters.CHAPTERS if c.path == path)
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return quiz.load(chapters={c.path for c in chapters.CHAPTERS})
+
+
+def test_quiz_file_covers_every_chapter(bank):
+    assert len(bank) >= 12
+    covered = {q.chapter for q in bank}
+    assert covered == {c.path for c in chapters.CHAPTERS if c.path != "chapters/quiz.py"}
+    assert sum(q.kind == "numeric" for q in bank) >= 3
+    text = " ".join(q.prompt + " " + " ".join(q.options) for q in bank).lower()
+    for misconception in ("p(x) ≥ q(x)", "temperature 1.0", "first token", "identical, token for token"):
+        assert misconception.lower() in text, misconception
+
+
+def test_quiz_numeric_answers_match_theory(bank):
+    numeric = {q.id: q for q in bank if q.kind == "numeric"}
+    for q in numeric.values():
+        assert q.answer == getattr(theory, q.function)(**dict(q.args))
+        assert q.is_correct(round(q.answer, 2)) and not q.is_correct(q.answer + 0.05) and not q.is_correct("abc")
+    assert numeric["expected-tokens"].answer == pytest.approx((1 - 0.8 ** 5) / 0.2)  # 3.3616
+    assert numeric["walltime-speedup"].answer == pytest.approx(3.3616 / 1.2)
+    assert numeric["optimal-gamma"].answer == 3
+
+
+def test_quiz_order_is_shuffled_by_seed(bank):
+    ids = lambda seed: [q.id for q in quiz.shuffled(bank, seed)]
+    assert ids(1) == ids(1) and ids(1) != ids(2) and sorted(ids(1)) == sorted(q.id for q in bank)
+
+
+def test_quiz_rejects_malformed_files(tmp_path):
+    bad = tmp_path / "quiz.json"
+    bad.write_text(json.dumps({"questions": [{"id": "x", "kind": "numeric", "chapter": "chapters/home.py", "prompt": "?",
+                                              "explanation": ".", "compute": {"function": "eval", "args": {}}}]}))
+    with pytest.raises(ValueError, match="compute.function"):
+        quiz.load(bad)
+    bad.write_text(json.dumps({"questions": [{"id": "x", "kind": "choice", "chapter": "chapters/nope.py", "prompt": "?",
+                                              "explanation": ".", "options": ["a", "b"], "answer": 0}]}))
+    with pytest.raises(ValueError, match="unknown chapter"):
+        quiz.load(bad, chapters={"chapters/home.py"})
+
+
+def test_quiz_page_scores_reviews_and_retries(bank):
+    by_id = {q.id: q for q in bank}
+    at = page("chapters/quiz.py", seed=7)
+    first_order = list(at.session_state["qz"]["order"])
+    assert first_order == [q.id for q in quiz.shuffled(bank, 7 * 1009)]
+    wrong = set()
+    for i in range(len(bank)):
+        qid = _answer(at, by_id, right=i % 4 != 0)
+        if i % 4 == 0:
+            wrong.add(qid)
+            assert any("Not quite" in e.value for e in at.error)
+        else:
+            assert any(m.value.startswith("**Right.**") for m in at.success)
+        assert any(link.proto.label == f"Go to the chapter: {chapters_title(by_id[qid].chapter)}"
+                   for link in at.get("page_link"))
+        at.button(key="qz_next").click().run()
+    expected = len(bank) - len(wrong)
+    assert at.subheader[-1].value == f"Score: {expected} / {len(bank)}"
+    review = at.dataframe[-1].value
+    assert list(review["result"]).count("✓") == expected and len(review) == len(bank)
+    at.button(key="qz_retry").click().run()
+    state = at.session_state["qz"]
+    assert state["index"] == 0 and state["answers"] == {} and state["order"] != first_order
