@@ -25,7 +25,8 @@ PAPER_TABLE_2 = [("EnDe", "T5-small", 0, 7, 0.75, 3.4), ("EnDe", "T5-base", 0, 7
                  ("CNNDM", "T5-small", 0, 5, 0.65, 3.1), ("CNNDM", "T5-base", 0, 5, 0.73, 3.0),
                  ("CNNDM", "T5-large", 0, 3, 0.74, 2.2), ("CNNDM", "T5-small", 1, 5, 0.53, 2.3),
                  ("CNNDM", "T5-base", 1, 3, 0.55, 2.2), ("CNNDM", "T5-large", 1, 3, 0.56, 1.7)]
-ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")  # the policies raced against fixed γ, with their defaults
+# The policies raced against fixed γ, with their defaults.
+ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")
 DRAFTER_COLORS = [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]
 
 s = settings.current()
@@ -213,10 +214,12 @@ else:
     fig = go.Figure()
     for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
         frame_ = res["by_position"]
-        fig.add_scatter(x=frame_["position"].tolist(), y=frame_["rate"].tolist(), mode="lines+markers", name=f"{label}: accepted / reached",
+        fig.add_scatter(x=frame_["position"].tolist(), y=frame_["rate"].tolist(), mode="lines+markers",
+                        name=f"{label}: accepted / reached",
                         line_color=color, customdata=frame_[["reached", "accepted"]].to_numpy().tolist(),
                         hovertemplate="position %{x}: %{y:.2f} (%{customdata[1]} of %{customdata[0]} reached)<extra></extra>")
-        fig.add_scatter(x=frame_["position"].tolist(), y=[res["alpha"]] * len(frame_), mode="lines", line=dict(dash="dot", color=color),
+        fig.add_scatter(x=frame_["position"].tolist(), y=[res["alpha"]] * len(frame_), mode="lines",
+                        line=dict(dash="dot", color=color),
                         name=f"{label}: i.i.d. model (flat at measured α)")
     fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (1 … γ)",
                       yaxis_title="P(accept x_i | x_1…x_{i−1} accepted)", yaxis_range=[0, 1.02], height=380,

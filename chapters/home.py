@@ -2,8 +2,8 @@
 import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
-from specdec_core.sampling import SamplingConfig
 from specdec_core.analysis import race
+from specdec_core.sampling import SamplingConfig
 from ui import admission, chapters, demo, layout, models, settings
 
 HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick

@@ -10,9 +10,9 @@ from specdec_core import autoregressive_generate, lossy, speculative_generate
 from specdec_core.analysis import fidelity, lab, rule_costs
 from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.exact_match import EXACT_MATCH
-from specdec_core.tree import EXACT_TREE
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
+from specdec_core.tree import EXACT_TREE
 from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
@@ -133,7 +133,8 @@ max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the
 st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
-                         help="The exact rule of the paper, one of three broken rules (specdec_core.broken), the exact-match rule, "
+                         help="The exact rule of the paper, one of three broken rules (specdec_core.broken), the exact-match "
+                              "rule, "
                               "or a rule that is lossy on purpose (specdec_core.lossy).")
 documented_prefix = ("the whole prompt" if lab.DOCUMENTED_PREFIX_TOKENS is None
                      else f"the prompt's first {lab.DOCUMENTED_PREFIX_TOKENS} tokens")

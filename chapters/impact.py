@@ -1,7 +1,7 @@
 """Chapter: Impact & Lineage. What grew out of the paper, what speculation did not solve, and a live
 shoot-out of drafters on one prompt: the small model(s), prompt lookup (n-gram) and a trivial unigram."""
-from plotly.subplots import make_subplots
 import streamlit as st
+from plotly.subplots import make_subplots
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race

@@ -3,8 +3,7 @@ immediate feedback, an explanation and a link to the chapter; then the score, a 
 State lives in this user's session only."""
 import streamlit as st
 
-from ui import quiz
-from ui import chapters, layout, settings
+from ui import chapters, layout, quiz, settings
 
 TITLES = {c.path: c.title for c in chapters.CHAPTERS}
 

@@ -251,7 +251,8 @@ if swept:
     fig.add_scatter(x=fine, y=[theory.speedup(a, g, costs.c, 1.0) for g in fine], mode="lines",
                     name="formula, ideal hardware (v = 1), same α and c", line=dict(dash="dash", color=LANE_COLORS["ideal"]))
     fig.add_scatter(x=gs, y=[row["speedup"] for row in sweep["rows"]], mode="markers+lines", name="measured here",
-                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"], line=dict(width=1, color=charts.INK)),
+                    marker=dict(size=11, symbol="diamond", color=LANE_COLORS["speculative"],
+                                line=dict(width=1, color=charts.INK)),
                     line=dict(dash="dot", color=LANE_COLORS["speculative"]),
                     error_y=dict(type="data", symmetric=False,
                                  array=[row["measured"].high - row["speedup"] for row in sweep["rows"]],

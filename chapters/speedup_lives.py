@@ -5,9 +5,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
-from specdec_core.sampling import SamplingConfig
 from specdec_core.analysis import fidelity
 from specdec_core.analysis.usage import pass_usage, usage_summary
+from specdec_core.sampling import SamplingConfig
 from specdec_core.variants import build_variants
 from ui import admission, charts, chips, demo, layout, models, settings, tables
 

@@ -135,6 +135,7 @@ class Library:
 
     def __init__(self, request: dict, repeats: int):
         import torch
+
         from specdec_core.analysis import race
         from specdec_core.pairs import load_pair
         from ui import operator
@@ -212,6 +213,7 @@ def main() -> int:
     ap.add_argument("--log", type=Path, default=ROOT / "tmp" / "app_bench_server.log")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
+
     from ui import chapters, settings
 
     s = settings.DEFAULTS

@@ -18,7 +18,8 @@ must equal a sequential run with the same seed, made by the core in this process
 
 A student's pass: Home (greedy: its "same tokens" metric must say yes), The Serial Tax greedy and
 with temperature 1, the Wall-Clock Race with temperature 1 (both lanes), Identical Outputs (greedy
-diff; not in --quick). Students use five prompts in turn (one in --quick). One student in four also starts a race and leaves the page mid-generation every other pass:
+diff; not in --quick). Students use five prompts in turn (one in --quick). One student in four also
+starts a race and leaves the page mid-generation every other pass:
 the server must stop that run and free its slot (if it did not, everyone would stall behind it).
 
 Chromium is Debian's (/usr/bin/chromium, or $SPECDEC_CHROMIUM), never a Playwright download.

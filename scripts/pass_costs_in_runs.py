@@ -13,11 +13,11 @@ import statistics
 
 import torch
 
-from specdec_core.tools.bench import load_prompts
 from specdec_core.analysis.measure import pass_cost
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import autoregressive_generate, speculative_generate
 from specdec_core.sampling import GREEDY
+from specdec_core.tools.bench import load_prompts
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ from .trace import GenerationResult, RoundTrace, TreeTrace, drafts_frame, rounds
 from .tree import EXACT_TREE, TreeRule, tree_generate
 
 __all__ = [
-    "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter", "EXACT", "MAX_GAMMA", "Rule",
+    "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter",
+    "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
     "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "EXACT_TREE", "TreeRule", "tree_generate",
 ]

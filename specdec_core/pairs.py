@@ -101,7 +101,7 @@ def _check_bundled(directory: Path) -> None:
     for name in BUNDLED_FILES:
         if not (directory / name).is_file():
             raise PairUnavailable(f"bundled model file missing: {directory / name} "
-                                  "(restore it with `git checkout -- assets/models` or retrain: python -m specdec_core.tools.train)")
+                                  "(restore it with `git checkout -- assets/models` or retrain: specdec train)")
 
 
 def _load_one(ref: str, device: str, bundled: bool):

@@ -25,8 +25,9 @@ asks) and `generator` is the generation's generator, for a policy that stops at 
 draw from it, never read ahead of it.
 """
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Protocol
+from typing import Protocol
 
 import torch
 

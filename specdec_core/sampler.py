@@ -25,16 +25,25 @@ Every distribution here is after the sampling transform (temperature, top-k, top
 """
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from transformers import PreTrainedModel
 
 from .drafters import Proposal, as_drafter
 from .lm import CachedLM, context_length, vocab_size
-from .policies import (MAX_GAMMA, STOP_CONFIDENCE, STOP_DRAFTER, STOP_GAMMA, STOP_TOKENS_LEFT, Constant, Policy,
-                       as_policy, confidence)
+from .policies import (
+    MAX_GAMMA,
+    STOP_CONFIDENCE,
+    STOP_DRAFTER,
+    STOP_GAMMA,
+    STOP_TOKENS_LEFT,
+    Constant,
+    Policy,
+    as_policy,
+    confidence,
+)
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace
 

@@ -5,7 +5,7 @@ gamma: draft tokens per round.    c: cost of one draft pass / cost of one target
 v:     cost of ONE target pass over gamma + 1 positions / cost of a single-position pass.
        The paper assumes v = 1 (a GPU has idle arithmetic to spare); on a CPU v grows with gamma.
 """
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

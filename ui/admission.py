@@ -126,7 +126,7 @@ def checkpoint() -> None:
     """An interrupt point: raises Streamlit's stop or rerun exception if this session asked for one
     (a setting changed, the tab closed). A no-op outside a Streamlit script run."""
     if get_script_run_ctx(suppress_warning=True) is not None:
-        "_" in st.session_state  # reading session state is where Streamlit handles stop and rerun requests
+        _ = "_" in st.session_state  # reading session state is where Streamlit handles stop and rerun requests
 
 
 def on_round(_round=None) -> None:

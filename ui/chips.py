@@ -113,7 +113,8 @@ def show_legend(kinds=SPEC_KINDS) -> None:
 
 def first_difference_html(tokenizer, tokens, first: int | None, label: str) -> str:
     """A continuation as running text with its first differing token marked by a bracketed ≠ label, a
-    thick underline and a colour (never colour alone); the tokens after it in the theme's muted colour (4.5:1 or more). Text is escaped."""
+    thick underline and a colour (never colour alone); the tokens after it in the theme's muted colour
+    (4.5:1 or more). Text is escaped."""
     texts = token_strings(tokenizer, tokens)
     if first is None:
         body = escape("".join(texts))

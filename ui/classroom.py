@@ -10,9 +10,9 @@ looks like a path or a URL is dropped.
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from specdec_core.pairs import PAIRS
 

@@ -14,8 +14,8 @@ takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the 
 figure with `spread_note`.
 """
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Callable
 
 import streamlit as st
 

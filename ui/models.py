@@ -15,9 +15,9 @@ import streamlit as st
 import torch
 
 from specdec_core.pairs import ModelPair, PairUnavailable, load_pair
-from .classroom import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
 
 from . import operator
+from .classroom import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
 from .settings import Settings, current
 
 RETRY_AFTER_S = 60  # a pair that failed to load is not retried on every rerun (offline checks take seconds)

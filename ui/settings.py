@@ -8,8 +8,8 @@ or a URL. ui/sidebar.py draws these settings and keeps them in step with the URL
 """
 import math
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Mapping
 
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy

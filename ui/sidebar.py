@@ -11,9 +11,22 @@ from specdec_core.policies import POLICIES, SIGNALS
 
 from . import operator, tree_settings
 from .classroom import CUSTOM, Policy
-from .settings import (DEFAULTS, FALLBACK_VOCAB, GAMMA_RANGE, POLICY_LABELS, PRESETS, SEED_RANGE, TEMPERATURE_RANGE,
-                       THRESHOLD_RANGE, TOP_P_RANGE, Settings, clamp_to_pair, clean_prompt, max_new_limit,
-                       settings_from_query)
+from .settings import (
+    DEFAULTS,
+    FALLBACK_VOCAB,
+    GAMMA_RANGE,
+    POLICY_LABELS,
+    PRESETS,
+    SEED_RANGE,
+    TEMPERATURE_RANGE,
+    THRESHOLD_RANGE,
+    TOP_P_RANGE,
+    Settings,
+    clamp_to_pair,
+    clean_prompt,
+    max_new_limit,
+    settings_from_query,
+)
 
 # Settings field -> sidebar widget key.
 WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temperature": "s_temperature",

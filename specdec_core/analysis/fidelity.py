@@ -19,10 +19,10 @@ out), with their range. A variant that is only simulated here has no speed: it r
 """
 import json
 import statistics
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
 

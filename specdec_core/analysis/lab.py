@@ -17,8 +17,8 @@ max_new_tokens = n the sampler never drafts the final token, and the rule would 
 import difflib
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch

@@ -20,9 +20,10 @@ held-out positions; greedy alpha is the probability that the two argmaxes agree.
 """
 import statistics
 import time
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Mapping, TypeVar
+from typing import TypeVar
 
 import torch
 

@@ -16,7 +16,7 @@ from ..policies import Costs, as_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Measured, Progress, interleave, measured, ratios
+from .measure import Measured, Progress, interleave, ratios
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
 
 PLAIN = "plain decoding"
@@ -76,7 +76,7 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
     for i, prompt in enumerate(prompts):
         done = {label: 0 for label in out}
 
-        def once(label: str, i=i, prompt=prompt) -> None:
+        def once(label: str, i=i, prompt=prompt, done=done) -> None:
             run(label, i, prompt, done[label] == 0)
             done[label] += 1
 

@@ -17,21 +17,21 @@ shoot-out use the same interleaving, and take c and v(γ) from the passes their 
 import math
 import statistics
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
 
 from .. import theory
 from ..drafters import as_drafter
-from .measure import Measured, PassTimes, interleave, measured, sync
 from ..policies import Policy
-from .round_stats import mean_acceptance_length, measured_alpha
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import GenerationResult
+from .measure import Measured, PassTimes, interleave, measured, sync
+from .round_stats import mean_acceptance_length, measured_alpha
 
 LANES = ("standard", "speculative")
 
@@ -276,7 +276,8 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
 def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
                      seed: int, repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
     """The same request with each drafter (label -> causal LM or Drafter) at the same draft length
-    (an int gamma or a draft-length policy), interleaved with plain decoding over `repeats` repetitions: measured alpha, tokens per target pass, draft passes per
+    (an int gamma or a draft-length policy), interleaved with plain decoding over `repeats` repetitions:
+    measured alpha, tokens per target pass, draft passes per
     token, c from the drafter's own passes in these runs (0 without draft passes) and the
     wall-clock speedup over plain decoding (median and spread)."""
     drafters = {label: as_drafter(d) for label, d in drafters.items()}

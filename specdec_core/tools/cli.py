@@ -11,16 +11,17 @@ import argparse
 import json
 import sys
 
-from .bench import add_arguments as bench_arguments, main as bench_main
 from ..analysis import race
-from ..drafters import NgramDrafter, UnigramDrafter
 from ..analysis.round_stats import acceptance_metrics
+from ..drafters import NgramDrafter, UnigramDrafter
 from ..pairs import PAIRS, PairUnavailable, load_pair
 from ..policies import POLICIES, SIGNALS, make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
 from ..tree import tree_generate
+from .bench import add_arguments as bench_arguments
+from .bench import main as bench_main
 
 
 def _shape(text: str) -> tuple[int, ...]:

@@ -4,7 +4,8 @@ import pytest
 from tests.app.helpers import page
 from ui import chapters
 
-NEW_PAGES = ["chapters/race.py", "chapters/identical_outputs.py", "chapters/speedup_lives.py", "chapters/impact.py", "chapters/quiz.py"]
+NEW_PAGES = ["chapters/race.py", "chapters/identical_outputs.py", "chapters/speedup_lives.py", "chapters/impact.py",
+             "chapters/quiz.py"]
 
 
 def test_new_chapters_follow_the_alpha_dial_in_order():

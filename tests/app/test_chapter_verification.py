@@ -24,4 +24,4 @@ def test_verification_shows_gamma_plus_one_distributions_from_one_pass():
     assert len(panels) == 4  # γ + 1 distributions
     assert all(0 <= x <= 1 for t in panels for x in t["x"])
     assert any("one" in m.value.lower() and "pass" in m.value for m in at.markdown)
-    assert any(r"\max(0,\ p - q)" in l.value for l in at.latex)
+    assert any(r"\max(0,\ p - q)" in x.value for x in at.latex)

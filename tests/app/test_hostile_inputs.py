@@ -15,10 +15,9 @@ from streamlit.testing.v1 import AppTest
 
 from specdec_core import pairs
 from specdec_core.pairs import ASSETS, PAIRS, PairSpec
-from ui.classroom import (CUSTOM, NotAllowed, Policy, check_custom_pair, is_hub_id, looks_like_path_or_url,
-                                 policy_from)
 from ui import admission, models, operator, settings
 from ui.admission import Gate
+from ui.classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, is_hub_id, looks_like_path_or_url, policy_from
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -361,7 +360,7 @@ def test_slot_is_freed_by_errors_and_is_reentrant(small_gate):
         with admission.slot():
             with admission.slot():  # nested: no second slot, no deadlock
                 assert small_gate.running == 1
-                1 / 0
+                raise ZeroDivisionError("an error inside the slot")
     assert small_gate.running == 0 and small_gate.waiting == 0
 
 

@@ -19,7 +19,7 @@ def test_first_paint_measures_nothing():
     at = page(PAGE, max_new=8, temp=0, gamma=4)
     assert at.button(key="sl_fidelity_run").label == "Measure the comparison"
     assert not at.dataframe
-    with pytest.raises(Exception):
+    with pytest.raises(KeyError):
         at.get_by_key("sl_fidelity_chart")
 
 

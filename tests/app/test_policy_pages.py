@@ -4,12 +4,11 @@ calibration chart."""
 import pytest
 
 from specdec_core import speculative_generate
-from specdec_core.pairs import load_pair
 from specdec_core.analysis.policy_compare import PLAIN
+from specdec_core.pairs import load_pair
 from specdec_core.policies import STOP_IN_WORDS, make_policy
-from ui import settings
-
 from tests.app.helpers import chart, page
+from ui import settings
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from specdec_core.tools import bench, cli
 from specdec_core.pairs import PairUnavailable, load_pair
+from specdec_core.tools import bench, cli
 
 
 @pytest.fixture(scope="module")

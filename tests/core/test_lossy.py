@@ -15,9 +15,9 @@ from specdec_core.analysis.fidelity import rule_output_distribution, speculative
 from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import EXACT, Rows, Rule, verify
+from tests.conftest import tiny_gpt2
 from tests.core.test_core_exactness import chi_square_pvalue, draw, exact_distribution
 from tests.core.test_core_greedy import prompts
-from tests.conftest import tiny_gpt2
 from tests.core.test_core_rule import KINDS, random_pair
 from ui import settings
 

@@ -11,7 +11,6 @@ from specdec_core.analysis.measure import PassTimes, interleave, interleaved_ord
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
-
 # --- interleaving -------------------------------------------------------------------------------------
 
 def test_interleaved_order_alternates_every_repetition():

@@ -6,10 +6,22 @@ import torch
 
 from specdec_core import NgramDrafter, SamplingConfig, UnigramDrafter, autoregressive_generate, speculative_generate
 from specdec_core.broken import PeekingPolicy
-from specdec_core.policies import (POLICIES, STOP_CONFIDENCE, STOP_GAMMA, STOP_REASONS, STOP_TOKENS_LEFT,
-                                   AcceptanceDriven, ConfidenceStop, Constant, Costs, Heuristic, Hybrid, Calibrated, confidence)
+from specdec_core.policies import (
+    POLICIES,
+    STOP_CONFIDENCE,
+    STOP_GAMMA,
+    STOP_REASONS,
+    STOP_TOKENS_LEFT,
+    AcceptanceDriven,
+    Calibrated,
+    ConfidenceStop,
+    Constant,
+    Costs,
+    Heuristic,
+    Hybrid,
+    confidence,
+)
 from specdec_core.sampling import GREEDY
-
 from tests.core.test_core_exactness import LENGTH, PROMPT, chi_square_pvalue, exact_distribution
 
 N_SAMPLES = 20_000

@@ -8,9 +8,15 @@ import pytest
 from specdec_core import NgramDrafter, speculative_generate
 from specdec_core.analysis import race
 from specdec_core.analysis.policy_compare import PLAIN, compare_policies, summary
-from specdec_core.analysis.round_stats import (acceptance_length_histogram, calibration, gamma_stats,
-                                               mean_acceptance_length, modelled_speedup, oracle_speedup,
-                                               per_position_acceptance_rate)
+from specdec_core.analysis.round_stats import (
+    acceptance_length_histogram,
+    calibration,
+    gamma_stats,
+    mean_acceptance_length,
+    modelled_speedup,
+    oracle_speedup,
+    per_position_acceptance_rate,
+)
 from specdec_core.policies import POLICIES, ConfidenceStop, Costs, Heuristic, with_costs
 from specdec_core.sampling import GREEDY
 from specdec_core.tools import cli

@@ -6,8 +6,7 @@ import torch
 
 from specdec_core import GREEDY, autoregressive_generate, speculative_generate
 from specdec_core.analysis import fidelity
-from specdec_core.variants import (build_variants, bf16_copy, quantise_per_channel, quantised_copy,
-                                   truncated_copy)
+from specdec_core.variants import bf16_copy, build_variants, quantise_per_channel, quantised_copy, truncated_copy
 from tests.conftest import tiny_gpt2
 
 SEQUENCES = [[1, 2, 3, 4, 5, 6, 7, 8], [9, 9, 3, 0, 12, 30], [5]]

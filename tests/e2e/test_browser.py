@@ -21,9 +21,9 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import accessibility
 import pytest
 
-import accessibility
 from ui import chapters, layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,7 +174,14 @@ def impact(page):
 
 
 def quiz(page):
-    page.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label').first.click()
+    """Answer the first question, whichever kind the seed put first: a choice, or a number."""
+    choices = page.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label')
+    if choices.count():
+        choices.first.click()
+    else:
+        box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
+        box.fill("2")
+        box.press("Enter")
     wait_idle(page, after_action=True)
     click(page, "qz_check")
     return '[data-testid="stAlert"]:has-text("Right."), [data-testid="stAlert"]:has-text("Not quite.")'

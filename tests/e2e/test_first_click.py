@@ -8,8 +8,17 @@ import re
 
 import pytest
 
-from tests.e2e.test_browser import (CHROMIUM, CHROMIUM_ARGS, SCRIPT_TIMEOUT_MS, VIEWPORT, assert_no_exception, click,
-                                    pytestmark, streamlit_server, wait_idle)
+from tests.e2e.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SCRIPT_TIMEOUT_MS,
+    VIEWPORT,
+    assert_no_exception,
+    click,
+    pytestmark,
+    streamlit_server,
+    wait_idle,
+)
 
 __all__ = ["pytestmark"]  # skipped, like the other browser tests, where no Chromium is found
 

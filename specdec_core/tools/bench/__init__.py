@@ -25,7 +25,7 @@ CSV, chart), main (the command line).
 """
 from ...analysis.measure import CostProfile
 from .fit import aggregate, best_gamma, check_targets, in_run_fit, time_breakdown
-from .main import parse_gammas, add_arguments, main, run, settings_from_args
+from .main import add_arguments, main, parse_gammas, run, settings_from_args
 from .plan import PROMPTS_FILE, SAMPLING, TARGETS, Config, Settings, baseline_of, configs, load_prompts, quick_settings
 from .report import markdown_table, report_markdown
 from .runs import PeakMemory, measure_pair, run_one

@@ -7,6 +7,7 @@ from ... import theory
 from ...analysis.trees import predicted_speedup
 from .plan import TARGETS, Config, Settings, baseline_of
 
+
 def _mean(xs):
     xs = list(xs)
     return sum(xs) / len(xs) if xs else float("nan")
@@ -138,7 +139,7 @@ def time_breakdown(result: dict) -> list[dict]:
         runs = [r for r in result["runs"] if r["config"] == cfg and r["kind"] == "open"]
         if not runs:
             continue
-        share = lambda key: _median(r[key] / r["seconds"] for r in runs)
+        share = lambda key, runs=runs: _median(r[key] / r["seconds"] for r in runs)
         rest = _median((r["seconds"] - r["prefill_s"] - r["target_s"] - r["draft_s"]) / r["seconds"] for r in runs)
         rounds = _median(r["target_passes"] for r in runs)
         out.append({"config": cfg.label, "ms": 1e3 * _median(r["seconds"] for r in runs),

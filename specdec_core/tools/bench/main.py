@@ -12,6 +12,7 @@ from .plan import Settings, quick_settings
 from .report import _verdict, report_markdown, write_chart, write_csv
 from .runs import measure_pair, profile_text
 
+
 def run(s: Settings, command: str = "python -m specdec_core bench", log=print) -> dict:
     """Run the benchmark and write its outputs; returns {'results', 'skipped', 'files'}."""
     if s.threads:

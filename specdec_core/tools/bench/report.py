@@ -1,8 +1,8 @@
 """The benchmark's outputs: the markdown report, CSV files and the chart."""
+import csv
 import math
 import os
 import platform
-import csv
 from pathlib import Path
 
 import torch

@@ -18,6 +18,7 @@ from ...tree import tree_generate
 from .fit import aggregate, best_gamma
 from .plan import SAMPLING, Config, Settings, configs, load_prompts
 
+
 def _status_kib(key: str) -> int | None:
     try:
         m = re.search(rf"^{key}:\s+(\d+) kB", Path("/proc/self/status").read_text(), re.M)

@@ -158,7 +158,9 @@ def render(card: dict) -> str:
     lines += [
         "", f"Context window {card['context_length']} tokens. Weights stored as fp16 safetensors "
         f"({card['weights_mb']} MB in all) and loaded as float32.", "",
-        "## Training", "| run | steps | batch × seq | tokens seen | wall minutes (shared 2-core machine) | train CE | val CE | val perplexity |",
+        "## Training",
+        "| run | steps | batch × seq | tokens seen | wall minutes (shared 2-core machine) | train CE | val CE "
+        "| val perplexity |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in tr.items():
@@ -174,7 +176,8 @@ def render(card: dict) -> str:
         "KV cache, median). α is measured two ways on the held-out plays: teacher-forced over "
         "held-out text (E[Σ min(p, q)], and for greedy the rate at which both argmaxes agree), and as the "
         "acceptance rate of real speculative generations (γ = 4, 64 tokens) from held-out prompts.", "",
-        "| drafter | c | greedy α (teacher-forced) | α at T = 1 (teacher-forced) | greedy α (generation) | α at T = 1 (generation) |",
+        "| drafter | c | greedy α (teacher-forced) | α at T = 1 (teacher-forced) | greedy α (generation) "
+        "| α at T = 1 (generation) |",
         "|---|---|---|---|---|---|",
     ]
     for label, d in card["drafts"].items():
