@@ -5,6 +5,7 @@
     specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
+    specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
 import argparse
@@ -107,6 +108,9 @@ def main(argv=None) -> int:
         from .train.__main__ import main as train_main
         train_main(argv[1:])
         return 0
+    if argv[:1] == ["bench-policies"]:  # adaptive draft length against every fixed gamma (its own parser)
+        from .bench.policies import main as policies_main
+        return policies_main(argv[1:])
     ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
@@ -146,6 +150,7 @@ def main(argv=None) -> int:
     bench_arguments(b)
     b.set_defaults(func=bench_main)
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
+    sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command
     try:

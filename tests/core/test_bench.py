@@ -106,3 +106,17 @@ def test_cli_race_prints_the_median_speedup_with_its_spread(capsys):
     assert cli.main(["race", "--prompt", "ROMEO:", "--max-new-tokens", "6", "--repeats", "3", "--temperature", "0"]) == 0
     out = capsys.readouterr().out
     assert re.match(r"measured speedup \d+\.\d\d× \(\d+\.\d\d–\d+\.\d\d, 3 runs\); standard lane \d+ ms", out), out
+
+
+def test_policy_benchmark_writes_every_policy_next_to_the_fixed_gammas(tmp_path):
+    """`specdec bench-policies` at the smallest size: every adaptive policy and the fixed gamma get a row,
+    with the oracle bound; no timing is asserted."""
+    from specdec_core.policies import POLICIES
+    code = cli.main(["bench-policies", "--gammas", "2", "--reps", "1", "--tokens", "6", "--prompts", "1",
+                     "--temperatures", "0", "--out", str(tmp_path)])
+    assert code == 0
+    md = (tmp_path / "policy_bench.md").read_text()
+    assert "| fixed gamma=2 |" in md and "Oracle bound" in md and "specdec bench-policies" in md
+    for name in POLICIES:
+        if name != "constant":
+            assert f"| {name}" in md, name

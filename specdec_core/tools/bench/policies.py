@@ -1,6 +1,6 @@
 """Adaptive draft length against every fixed gamma, in our own engine, on the benchmark's held-out prompts.
 
-    .venv/bin/python scripts/policy_bench.py [--gammas 1-8] [--reps 3] [--tokens 64] [--prompts N] [--out DIR]
+    specdec bench-policies [--gammas 1-8] [--reps 3] [--tokens 64] [--prompts N] [--out DIR]
 
 For temperature 0 and 1, and for the open prompts and the self-repeating one separately: plain
 decoding, every fixed gamma and every adaptive policy (their POLICIES defaults) are timed by
@@ -18,14 +18,12 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary  # noqa: E402
-from specdec_core.analysis.round_stats import calibration, modelled_speedup, oracle_speedup  # noqa: E402
-from specdec_core.pairs import load_pair  # noqa: E402
-from specdec_core.policies import DEFAULT_ADAPTIVE, POLICIES, Costs  # noqa: E402
-from specdec_core.sampling import GREEDY, SamplingConfig  # noqa: E402
-from specdec_core.tools.bench.plan import load_prompts  # noqa: E402
+from ...analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
+from ...analysis.round_stats import calibration, modelled_speedup, oracle_speedup
+from ...pairs import load_pair
+from ...policies import DEFAULT_ADAPTIVE, POLICIES, Costs
+from ...sampling import GREEDY, SamplingConfig
+from .plan import load_prompts
 
 ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")
 ORACLE_GAMMA = 12
@@ -95,7 +93,7 @@ def main(argv=None) -> int:
     groups = {kind: [pair.tokenizer.encode(p["text"]) for p in prompts if (p["kind"] == "open") == (kind == "open")]
               for kind in ("open", "repetitive")}
     costs = Costs()  # the acceptance-driven policies plan with these: the model speedup uses them too
-    report = {"command": "scripts/policy_bench.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+    report = {"command": "specdec bench-policies " + " ".join(argv if argv is not None else sys.argv[1:]),
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "tokens": args.tokens,
               "costs": {"c": costs.c, "v": list(costs.v)}, "settings": {}}
     for t in (float(x) for x in args.temperatures.split(",")):
@@ -111,7 +109,3 @@ def main(argv=None) -> int:
     (args.out / "policy_bench.md").write_text(markdown(report))
     print(markdown(report))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
