@@ -158,7 +158,8 @@ def test_unicode_prompts_decode_and_render(prompt):
     assert at.session_state["st_result"]["tokens"]
     chips_html = " ".join(h.value for h in at.html)
     assert 'dir="auto"' in chips_html and "unicode-bidi:isolate" in chips_html
-    assert not texts(at, "warning")
+    # Nothing was said about the prompt (a note that the machine was busy while it timed is about the machine).
+    assert not [w.value for w in at.warning if "machine was busy" not in w.value]
 
 
 def test_control_characters_and_nul_are_removed_with_a_message():
