@@ -25,6 +25,7 @@ def test_identical_outputs_page_greedy_diff_is_empty():
     assert any(m.value.startswith("Identical") for m in at.success)
 
 
+@pytest.mark.slow  # the lab's documented sample size
 def test_identical_outputs_page_lab_and_broken_rules(documented_runs):
     """Default settings = the documented run: the page shows the same verdicts as the core."""
     at = page("chapters/identical_outputs.py", max_new=10)

@@ -1,6 +1,8 @@
 """The Serial Tax."""
 import re
 
+import pytest
+
 from tests.app.helpers import chart, metric, page
 
 
@@ -19,6 +21,7 @@ def test_serial_tax_decode_counts_one_pass_per_token():
     assert any("tok-target" in h.value for h in at.html)
 
 
+@pytest.mark.slow  # times passes over 1 to 32 positions
 def test_serial_tax_measures_one_pass_over_k_positions():
     at = page("chapters/serial_tax.py", max_new=4)
     at.button(key="st_sweep_run").click().run()

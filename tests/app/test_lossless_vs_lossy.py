@@ -31,6 +31,7 @@ def measured():
     return at
 
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_table_has_every_variant_and_speculative_decoding(measured):
     rows = table(measured, "method")
     methods = list(rows["method"])
@@ -43,6 +44,7 @@ def test_table_has_every_variant_and_speculative_decoding(measured):
     assert rows[rows["method"] == "first 4 of 8 layers"].iloc[0]["speed vs fp32 target"].endswith(")")
 
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_chart_puts_speculative_decoding_at_distance_zero(measured):
     fig = chart(measured, "sl_fidelity_chart")
     spec = next(t for t in fig["data"] if t["name"] == "speculative")
@@ -50,6 +52,7 @@ def test_chart_puts_speculative_decoding_at_distance_zero(measured):
     assert not any(n in t.get("text", []) for t in fig["data"] for n in ("int8 weights", "4-bit weights"))
 
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_worked_example_marks_the_first_difference_in_text(measured):
     html = " ".join(h.proto.body for h in measured.get("html"))
     assert "[≠" in html or "Identical for all" in " ".join(m.value for m in measured.markdown)
@@ -57,12 +60,14 @@ def test_worked_example_marks_the_first_difference_in_text(measured):
         " ".join(m.value for m in measured.markdown)
 
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_bridge_table_outputs_are_the_targets_again(measured):
     bridge = table(measured, "drafter")
     assert (bridge["output = the target's"] == "3 of 3 prompts identical").all()
     assert bridge["drafter"].str.contains("bundled").sum() == 1
 
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_second_press_is_served_from_the_cache(measured):
     measured.run()
     assert measured.button(key="sl_fidelity_run").label == "Measure again"
@@ -71,6 +76,7 @@ def test_second_press_is_served_from_the_cache(measured):
 
 # --- Identical Outputs: the shipped rules ---------------------------------------------------------------
 
+@pytest.mark.slow  # runs the page's whole measurement
 def test_lab_shows_the_lossy_rules_failing_with_their_gains_beside_them():
     """Default settings = the documented run: exact and exact-match pass, each lossy rule fails with
     power near 1, and the exact-match rule accepts less than the exact rule."""

@@ -62,6 +62,7 @@ def draw(target, drafter, policy, n=N_SAMPLES, sampling=SAMPLING):
     return samples, shapes
 
 
+@pytest.mark.slow  # a chi-square test over 20,000+ generations
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_policy_samples_follow_target(tiny_pair, name):
     target, draft = tiny_pair
@@ -75,6 +76,7 @@ def test_policy_samples_follow_target(tiny_pair, name):
         assert any(stop == STOP_CONFIDENCE for *_, stop in shapes) and any(d >= 2 for _, d, _ in shapes)
 
 
+@pytest.mark.slow  # a chi-square test over 20,000+ generations
 def test_peeking_policy_fails_the_same_test(tiny_pair):
     """The test has power over policies: one that reads the coming verdict and rerolls it is caught."""
     target, draft = tiny_pair
@@ -83,6 +85,7 @@ def test_peeking_policy_fails_the_same_test(tiny_pair):
     assert p_value < 1e-6, f"the peeking policy passed the test (p = {p_value:.2e})"
 
 
+@pytest.mark.slow  # a chi-square test over 20,000+ generations
 def test_a_subtle_peek_is_caught_with_twice_the_samples(tiny_pair):
     """Only choosing stop/continue from the coming verdict (a rejected first draft gets one second
     chance) biases less: at 20,000 samples it gave p = 1.5e-3, under the honest policies' 1e-3 bar
