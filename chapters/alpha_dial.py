@@ -222,8 +222,8 @@ else:
                         line=dict(dash="dot", color=color),
                         name=f"{label}: i.i.d. model (flat at measured α)")
     fig.update_layout(title="Acceptance by draft position", xaxis_title="draft position i (1 … γ)",
-                      yaxis_title="P(accept x_i | x_1…x_{i−1} accepted)", yaxis_range=[0, 1.02], height=380,
-                      margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3), xaxis=dict(dtick=1))
+                      yaxis_title="P(accept x_i | x_1…x_{i−1} accepted)", yaxis_range=[0, 1.02], height=430,
+                      margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.42), xaxis=dict(dtick=1))
     st.plotly_chart(fig, key="ad_by_position")
     st.markdown(
         "The paper's formulas assume every draft is accepted independently with one probability α, which "

@@ -79,9 +79,9 @@ def grid(frame_, tokens, title: str, key: str) -> None:
                         hoverinfo="text", marker=dict(symbol=symbol, size=13, color=chips.KINDS[kind].color,
                                                       line=dict(width=1.5, color=chips.KINDS[kind].color)))
     passes = int(frame_["pass"].max()) if len(frame_) else 1
-    fig.update_layout(title=title, height=max(220, 60 + 17 * passes), margin=dict(t=40, b=8),
+    fig.update_layout(title=title, height=max(300, 160 + 17 * passes), margin=dict(t=40, b=8),
                       xaxis=dict(title="output position (token 1, 2, …)", range=[0.3, n_tokens + 0.7], dtick=4),
-                      yaxis=dict(title="target pass", autorange="reversed", dtick=max(1, passes // 10)),
+                      yaxis=dict(title="target pass", autorange="reversed", dtick=max(2, passes // 8)),
                       legend=dict(orientation="h", y=-0.2 - 4 / max(passes, 8)))
     st.plotly_chart(fig, key=key)
 
