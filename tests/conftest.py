@@ -78,6 +78,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def pair():
+    """The bundled Shakespeare pair (read-only in every test), loaded once for the whole run."""
+    from specdec_core.pairs import load_pair
+    return load_pair("shakespeare")
+
+
+@pytest.fixture(scope="session")
+def prompt_ids(pair):
+    """The app's default prompt, tokenized for the bundled pair."""
+    from ui import settings
+    return pair.tokenizer.encode(settings.DEFAULTS.prompt)
+
+
+@pytest.fixture(scope="session")
 def documented_runs():
     """The exactness lab's documented run on the bundled pair (default settings, the documented prefix,
     n tokens, K and seed) for the exact rule and every broken one: computed once for the core's lab

@@ -1,16 +1,8 @@
 """The α Dial."""
 import re
 
-import pytest
-
 from specdec_core import theory
-from specdec_core.pairs import load_pair
 from tests.app.helpers import chart, metric, page
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 def test_alpha_slider_moves_the_optimal_gamma():

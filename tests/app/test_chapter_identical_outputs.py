@@ -3,20 +3,8 @@ import pytest
 
 from specdec_core.analysis import lab
 from specdec_core.broken import BROKEN_RULES
-from specdec_core.pairs import load_pair
 from specdec_core.sampler import EXACT
 from tests.app.helpers import chart, page
-from ui import settings
-
-
-@pytest.fixture(scope="module")
-def prompt_ids(pair):
-    return pair.tokenizer.encode(settings.DEFAULTS.prompt)
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 def test_identical_outputs_page_greedy_diff_is_empty():

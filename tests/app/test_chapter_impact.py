@@ -1,15 +1,7 @@
 """Impact & Lineage."""
 import re
 
-import pytest
-
-from specdec_core.pairs import load_pair
 from tests.app.helpers import page
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 def test_impact_shootout_measures_every_drafter(pair):

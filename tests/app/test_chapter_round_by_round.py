@@ -2,7 +2,6 @@
 import pytest
 
 from specdec_core import speculative_generate
-from specdec_core.pairs import load_pair
 from tests.app.helpers import page
 from ui import stepper, tables
 from ui.stepper import Cursor
@@ -10,11 +9,6 @@ from ui.stepper import Cursor
 
 def _round_status(at) -> str:
     return next(m.value for m in at.markdown if m.value.startswith("**Round "))
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 @pytest.mark.parametrize("temp", [1.0, 0.0])

@@ -1,19 +1,12 @@
 """Draft-length policies on the pages: the sidebar/URL setting (bounded, constant γ by default), the
 step-through's per-round γ and stop reason, and the α Dial's fixed-against-adaptive race with its
 calibration chart."""
-import pytest
 
 from specdec_core import speculative_generate
 from specdec_core.analysis.policy_compare import PLAIN
-from specdec_core.pairs import load_pair
 from specdec_core.policies import STOP_IN_WORDS, make_policy
 from tests.app.helpers import chart, page
 from ui import settings
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 def test_links_without_a_policy_keep_constant_gamma_and_write_no_policy_keys():

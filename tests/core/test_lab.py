@@ -6,20 +6,8 @@ import torch
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis import lab
 from specdec_core.broken import BROKEN_RULES
-from specdec_core.pairs import load_pair
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
-from ui import settings
-
-
-@pytest.fixture(scope="module")
-def prompt_ids(pair):
-    return pair.tokenizer.encode(settings.DEFAULTS.prompt)
-
-
-@pytest.fixture(scope="module")
-def pair():
-    return load_pair("shakespeare")
 
 
 @pytest.mark.parametrize("n_tokens", [1, 2])
