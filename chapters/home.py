@@ -7,7 +7,6 @@ from specdec_core.sampling import SamplingConfig
 from ui import admission, chapters, demo, layout, models, settings
 
 HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
-SPEEDUP_REPEATS = 5  # interleaved races behind the wall-clock figure
 
 
 @admission.cached(max_entries=64, what="the live figure")
@@ -36,7 +35,7 @@ def measure_speedup(request: tuple, ids: list[int], progress) -> None:
     with admission.slot("the live figure"):
         race.warm_up(pair.target, pair.draft, ids, s.gamma)
     result = race.live_race(pair.target, pair.draft, ids, s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.sampling,
-                            s.effective_seed, repeats=SPEEDUP_REPEATS, warm=False, hold=demo.hold("the live figure"),
+                            s.effective_seed, warm=False, hold=demo.hold("the live figure"),
                             progress=progress)
     speedups()[request] = result.speedups
 
@@ -80,15 +79,16 @@ else:
         m[1].metric("Drafts accepted", f"{h['acceptance']:.0%}")
         request = (models.pair_key(pair), s.signature())
         if st.button("Measure the wall-clock speedup here", key="home_speedup", icon=":material/timer:",
-                     help=f"Races plain and speculative decoding of this request {SPEEDUP_REPEATS} times, taking turns."):
+                     help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
+                          f"(up to {race.RACE_MAX_REPEATS} while the races disagree)."):
             bar = st.progress(0.0, text="Racing…")
             measure_speedup(request, ids, lambda f, text: bar.progress(min(f, 1.0), text=f"Racing: {text}"))
             bar.empty()
         speedup = speedups().get(request)
         m[2].metric("Wall-clock speedup here", f"{speedup.median:.2f}×" if speedup else "—",
                     help="Plain time / speculative time of the same request, prompt processing included, median of "
-                         f"{SPEEDUP_REPEATS} interleaved races. On a CPU a pass over γ+1 positions is not free, so "
-                         "expect less than the paper (see *Why Verification Is Free*).")
+                         f"{race.RACE_REPEATS} to {race.RACE_MAX_REPEATS} interleaved races. On a CPU a pass over "
+                         "γ+1 positions is not free, so expect less than the paper (see *Why Verification Is Free*).")
         if s.greedy:
             m[3].metric("Same tokens as plain greedy", "yes" if h["identical"] else "NO")
         else:

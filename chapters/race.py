@@ -12,7 +12,6 @@ from specdec_core.analysis.round_stats import measured_alpha
 from ui import admission, charts, chips, demo, layout, measure, models, settings, tables
 
 SWEEP_GAMMAS = tuple(range(1, 9))
-RACE_REPEATS = 5  # races per press, interleaved: the figure is their median
 SWEEP_REPEATS = 3  # interleaved repetitions of the γ sweep
 REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration
 REPLAY_FRAMES = 48
@@ -40,9 +39,10 @@ signature = (models.pair_key(pair), s.signature())
 st.subheader("Live, on this machine")
 st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy()}, "
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
-           f"lane, so both make the same number). Each press races the two lanes {RACE_REPEATS} times, taking turns "
-           "to go first, with nothing drawn while a lane is timed; then both lanes of the median race are "
-           "replayed side by side at their measured pace.")
+           f"lane, so both make the same number). Each press races the two lanes {race.RACE_REPEATS} times, taking "
+           f"turns to go first (up to {race.RACE_MAX_REPEATS} times while the races disagree, as on a busy machine), "
+           "with nothing drawn while a lane is timed; then both lanes of the median race are replayed side by side "
+           "at their measured pace.")
 start_box = st.container()
 lane_cols = st.columns(2)
 lane_boxes = {"standard": lane_cols[0].empty(), "speculative": lane_cols[1].empty()}
@@ -82,7 +82,7 @@ def run_race(progress) -> dict:
     with admission.slot("your race"):
         race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
     return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
-                                   repeats=RACE_REPEATS, warm=False, hold=demo.hold("your race"), progress=progress)}
+                                   warm=False, hold=demo.hold("your race"), progress=progress)}
 
 
 # Every press measures afresh: nothing cached answers a new click.

@@ -123,9 +123,10 @@ def app_click(page) -> dict:
     wait_idle(page, after_action=True)
     text = page.locator('[data-testid="stMain"]').inner_text()
     lanes = re.search(r"Standard lane (\d+) ms .*?; speculative lane (\d+) ms", text)
+    races = re.search(r"Measured speedup: .*?, median of (\d+) interleaved runs", text)
     assert page.locator('[data-testid="stException"]').count() == 0, "the race page shows an exception"
     return {"speedup": float(metric(page, "Measured speedup").rstrip("×")), "seconds": time.perf_counter() - t0,
-            "standard_ms": float(lanes.group(1)), "speculative_ms": float(lanes.group(2))}
+            "standard_ms": float(lanes.group(1)), "speculative_ms": float(lanes.group(2)), "races": int(races.group(1))}
 
 
 # --- the library ----------------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ def app_click(page) -> dict:
 class Library:
     """The same request through the library, as the page makes it (race.live_race, the server's threads)."""
 
-    def __init__(self, request: dict, repeats: int):
+    def __init__(self, request: dict):
         import torch
 
         from specdec_core.analysis import race
@@ -141,7 +142,7 @@ class Library:
         from ui import operator
 
         torch.set_num_threads(operator.torch_threads())  # the server's setting (ui.models.configure_torch)
-        self.race, self.request, self.repeats = race, request, repeats
+        self.race, self.request = race, request
         self.pair = load_pair(request["pair"])
         self.ids = self.pair.tokenizer.encode(request["prompt"])
         race.warm_up(self.pair.target, self.pair.draft, self.ids, request["gamma"])
@@ -149,9 +150,9 @@ class Library:
     def click(self) -> dict:
         q, p = self.request, self.pair
         r = self.race.live_race(p.target, p.draft, self.ids, q["gamma"], q["max_new_tokens"], q["sampling"], q["seed"],
-                                repeats=self.repeats, warm=False)
+                                warm=False)  # the page's repetitions: race.RACE_REPEATS, up to RACE_MAX_REPEATS
         return {"speedup": round(r.speedup, 2), "standard_ms": 1e3 * r.standard_s.median,
-                "speculative_ms": 1e3 * r.speculative_s.median}
+                "speculative_ms": 1e3 * r.speculative_s.median, "races": r.speedups.n}
 
 
 def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
@@ -178,11 +179,13 @@ def same_architecture_c(request: dict, repeats: int = 3) -> None:
 
 # --- report ---------------------------------------------------------------------------------------------
 
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
+def verdict(ok: bool, target: bool = True) -> str:
+    """PASS or MISS against a target; a figure that is no target here (the quiet machine's targets, read
+    under load) is shown for information only."""
+    return ("PASS" if ok else "MISS") if target else "a quiet-machine target; shown only"
 
 
-def summary(name: str, app: list[dict], lib: list[dict]) -> dict:
+def summary(name: str, app: list[dict], lib: list[dict], quiet: bool) -> dict:
     a = statistics.median(c["speedup"] for c in app)
     b = statistics.median(c["speedup"] for c in lib)
     spread = max(c["speedup"] for c in app) / min(c["speedup"] for c in app)
@@ -191,15 +194,16 @@ def summary(name: str, app: list[dict], lib: list[dict]) -> dict:
     print(f"\n== {name} ==")
     for who, clicks in (("app clicks:    ", app), ("library clicks:", lib)):
         print(f"  {who} " + ", ".join(f"{c['speedup']:.2f}×" for c in clicks)
-              + "   (standard lane ms: " + ", ".join(f"{c['standard_ms']:.0f}" for c in clicks) + ")")
+              + "   (standard lane ms: " + ", ".join(f"{c['standard_ms']:.0f}" for c in clicks)
+              + "; races: " + ", ".join(str(c["races"]) for c in clicks) + ")")
     # App and library took turns: each app click has a library neighbour run moments apart.
     paired = statistics.median(x["speedup"] / y["speedup"] for x, y in zip(app, lib))
     paired_ms = statistics.median(x["standard_ms"] / y["standard_ms"] for x, y in zip(app, lib))
     print(f"  median speedup: app {a:.2f}×, library {b:.2f}×, ratio of the medians {a / b:.3f}; median of the "
-          f"click-by-click ratios {paired:.3f}  [{verdict(abs(a / b - 1) <= 0.10)} within 10%]")
+          f"click-by-click ratios {paired:.3f}  [{verdict(abs(a / b - 1) <= 0.10, quiet)} within 10%]")
     print(f"  median standard lane: app {a_ms:.0f} ms, library {b_ms:.0f} ms, ratio of the medians {a_ms / b_ms:.3f}; "
-          f"median of the click-by-click ratios {paired_ms:.3f}  [{verdict(abs(a_ms / b_ms - 1) <= 0.10)} within 10%]")
-    print(f"  spread over {len(app)} clicks (max/min): app {spread:.3f}  [{verdict(spread <= 1.2)} <= 1.2]; "
+          f"median of the click-by-click ratios {paired_ms:.3f}  [{verdict(abs(a_ms / b_ms - 1) <= 0.10, quiet)} within 10%]")
+    print(f"  spread over {len(app)} clicks (max/min): app {spread:.3f}  [{verdict(spread <= 1.2, quiet)} <= 1.2]; "
           f"library {max(c['speedup'] for c in lib) / min(c['speedup'] for c in lib):.3f}")
     print(f"  seconds per click (measure + replay): {statistics.median(c['seconds'] for c in app):.1f}")
     return {"app": a, "library": b}
@@ -220,7 +224,6 @@ def main() -> int:
     request = {"pair": s.pair, "prompt": s.prompt, "gamma": s.gamma, "max_new_tokens": s.max_new_tokens,
                "sampling": s.sampling, "seed": s.seed}
     query = "&".join(f"{k}={v}" for k, v in {"gamma": s.gamma, "max_new": s.max_new_tokens, "seed": s.seed}.items())
-    repeats = 5  # chapters/race.py RACE_REPEATS: the page's interleaved races per click
     print(f"request: pair {s.pair}, γ = {s.gamma}, {s.max_new_tokens} tokens, {s.describe_sampling()}, seed {s.seed}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     args.log.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +233,7 @@ def main() -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            library = Library(request, repeats)
+            library = Library(request)
             # The fresh server's first visit: the race, which loads the models and times this machine's passes.
             fresh = first_paints(browser, url, ["race"])
             print(f"\nfirst visit of the fresh server (Wall-Clock Race: models loaded, passes timed): "
@@ -249,7 +252,7 @@ def main() -> int:
                     app, lib = clicks_interleaved(page, library, args.clicks)
                     page.close()
                     after = cpu_share(server.pid)
-                    results[phase] = summary(f"{phase} (load average {os.getloadavg()[0]:.2f})", app, lib)
+                    results[phase] = summary(f"{phase} (load average {os.getloadavg()[0]:.2f})", app, lib, quiet=n_busy == 0)
                     same_architecture_c(request)
                     print(f"  server CPU: idle {100 * idle:.1f}% of a core, right after the clicks {100 * after:.1f}%  "
                           f"[{verdict(max(idle, after) <= 0.02)} <= 2%]")

@@ -7,11 +7,16 @@
    "1.62× (1.55–1.70, 5 runs)". A wide spread (`Measured.busy`) is a finding about the machine.
 3. Pass costs come from the passes the generations themselves make (`PassTimes`): the target's pass
    over k positions (k = 1 in plain decoding, drafts + 1 in a speculative round) and the drafter's
-   one-token passes. c = draft pass / target pass over one position; v(k) = pass over k / pass over 1.
-   A pass kind's cost is the lower quartile of its many timings (`pass_seconds`): other work on the
-   machine only ever adds time to a pass, so the quartile is its cost with the least interference
-   without being a lucky outlier. (Two drafters of one architecture then get the same c on a busy
-   machine, where medians of 0.1 ms passes differed by a third.)
+   passes in its rounds. c = draft pass / target pass over one position; v(k) = pass over k / pass
+   over 1. A pass kind's cost is the lower quartile of its many timings (`pass_seconds`): other work
+   on the machine only ever adds time to a pass, so the quartile is its cost with the least
+   interference without being a lucky outlier.
+   A draft pass costs more early in a round: the target's pass has pushed the drafter's weights out
+   of the processor's caches (bundled pair, γ = 7: about 400, 250, 170, 140, 125, 118, 115 µs for
+   the passes of a round). So the draft pass cost is taken position by position and averaged over the
+   positions of a round, every position counting once however many rounds reached it. Pooling the
+   timings instead weighs the slow early positions by how many rounds a drafter needed, and gave two
+   drafters of one architecture c 10% apart because one accepted more.
 4. Only the work is timed: no drawing and no caller's callback runs inside a timed span (progress is
    reported between runs), and on CUDA the clock is read after `torch.cuda.synchronize`.
 
@@ -93,22 +98,34 @@ def interleaved_order(names: list, repeats: int) -> list[list]:
 
 
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
-               progress: Progress | None = None) -> dict[Hashable, list[T]]:
+               progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
+               max_repeats: int | None = None) -> dict[Hashable, list[T]]:
     """Each contestant's results over `repeats` interleaved repetitions (`interleaved_order`).
 
     Each run happens inside its own `with hold():` (a server passes its admission slot, so a long
     measurement holds it one run at a time and other work can go in between); `progress(fraction,
-    text)` is called after each run, between timed spans, never inside one."""
+    text)` is called after each run, between timed spans, never inside one.
+
+    With `busy` (the results so far -> True while they disagree too much) and `max_repeats`, two more
+    repetitions (one in each order) run while `busy` says so, up to `max_repeats` in all: a busy
+    machine gets more repetitions instead of a noisier median."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
     names = list(contestants)
+    limit = max(repeats, max_repeats or repeats)
     out = {name: [] for name in names}
-    total, done = repeats * len(names), 0
-    for r, order in enumerate(interleaved_order(names, repeats)):
-        for name in order:
+    planned, done, r = repeats, 0, 0
+    while r < planned:
+        for name in interleaved_order(names, r + 1)[-1]:
             with hold():
                 out[name].append(contestants[name]())
             done += 1
             if progress is not None:
-                progress(done / total, f"Repetition {r + 1} of {repeats}: {name}")
+                more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
+                progress(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
+        r += 1
+        if r == planned and planned < limit and busy is not None and busy(out):
+            planned = min(limit, planned + 2)
     return out
 
 
@@ -167,31 +184,41 @@ class CostProfile:
 class PassTimes:
     """Seconds of every pass the collected generations made, by kind of pass."""
     target: dict[int, list[float]] = field(default_factory=dict)  # k positions -> target passes over k
-    draft: dict[str, list[float]] = field(default_factory=dict)  # drafter label -> its one-token passes
+    # drafter label -> position of the pass in its round (0 = the round's first) -> timings
+    draft: dict[str, dict[int, list[float]]] = field(default_factory=dict)
 
     def add(self, result: GenerationResult, drafter: str | None = None) -> "PassTimes":
         """Collect a generation's passes: the target's (plain: one position each; speculative: drafts + 1
-        per round) and, under the label `drafter`, the drafter's one-token passes (not a round's first,
-        which also feeds the token the round before added, nor the run's first, which reads the prompt)."""
+        per round) and, under the label `drafter`, the drafter's passes by their position in the round
+        (not the run's first pass, which reads the prompt)."""
         if not result.rounds:
             self.target.setdefault(1, []).extend(result.target_pass_s)
             return self
         for r in result.rounds:
             self.target.setdefault(len(r.draft_tokens) + 1, []).append(r.target_pass_s)
-        if drafter is not None:  # a round's first draft pass may feed two tokens; the others feed one
-            one_token = [s for r in result.rounds for s in r.draft_pass_s[1:]]
-            every = [s for r in result.rounds for s in r.draft_pass_s]
-            self.draft.setdefault(drafter, []).extend(one_token or every[1:])  # γ = 1: only first passes
+        if drafter is not None:
+            by_position = self.draft.setdefault(drafter, {})
+            for i, r in enumerate(result.rounds):
+                for position, s in enumerate(r.draft_pass_s):
+                    if i or position:
+                        by_position.setdefault(position, []).append(s)
         return self
 
+    def draft_seconds(self, drafter: str) -> float:
+        """A draft pass as it costs in a round: `pass_seconds` at each position of a round, averaged over
+        the positions (0 when the drafter made no pass, such as prompt lookup)."""
+        costs = [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
+        return statistics.fmean(costs) if costs else 0.0
+
     def profile(self, drafter: str | None = None) -> CostProfile:
-        """c and v(k) from the collected passes (`pass_seconds` of each kind; c = 0 for a drafter without
-        passes, such as prompt lookup). Needs single-position target passes (a plain generation)."""
+        """c and v(k) from the collected passes (`pass_seconds` of each target pass kind, `draft_seconds`
+        of the drafter, by default the first collected). Needs single-position target passes (a plain
+        generation)."""
         if not self.target.get(1):
             raise ValueError("no single-position target pass collected: add a plain generation")
         verify = {k: pass_seconds(ts) for k, ts in sorted(self.target.items()) if ts}
-        draft = self.draft.get(drafter) if drafter is not None else next(iter(self.draft.values()), None)
-        return CostProfile(verify[1], pass_seconds(draft) if draft else 0.0, verify)
+        label = drafter if drafter is not None else next(iter(self.draft), None)
+        return CostProfile(verify[1], self.draft_seconds(label) if label is not None else 0.0, verify)
 
     def c(self) -> dict[str, float]:
         """c of every drafter collected."""
@@ -200,10 +227,10 @@ class PassTimes:
     def describe(self) -> str:
         """Where the costs come from, in a sentence: how many passes of each kind were collected."""
         target = sum(len(ts) for ts in self.target.values())
-        draft = sum(len(ts) for ts in self.draft.values())
+        draft = sum(len(ts) for positions in self.draft.values() for ts in positions.values())
         return (f"from the passes short generations made here: {target} target passes over 1 to "
-                f"{max(self.target, default=1)} positions and {draft} one-token draft passes, each kind's "
-                "cost the lower quartile of its timings")
+                f"{max(self.target, default=1)} positions and {draft} draft passes, each kind's cost the "
+                "lower quartile of its timings (a draft pass's at each position of a round, averaged)")
 
 
 @torch.inference_mode()

@@ -175,21 +175,31 @@ class LiveRace:
         return self.standard.tokens == self.speculative.tokens
 
 
+RACE_REPEATS, RACE_MAX_REPEATS = 5, 15  # races per measurement; up to this many while their speedups disagree
+
+
+def _speedups(lanes: dict) -> Measured:
+    return measured(a.elapsed / b.elapsed for a, b in zip(lanes["standard"], lanes["speculative"]))
+
+
 def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-              repeats: int = 5, warm: bool = True, hold=nullcontext, progress: Progress | None = None) -> LiveRace:
-    """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions
-    (EOS does not stop either lane, so both produce max_new_tokens; in greedy mode the two token
-    lists are identical). `hold` is entered around each lane (a server's admission slot), and
-    `progress` is called between lanes, never while one is timed."""
+              repeats: int = RACE_REPEATS, warm: bool = True, hold=nullcontext, progress: Progress | None = None,
+              max_repeats: int = RACE_MAX_REPEATS) -> LiveRace:
+    """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions,
+    two more at a time while their speedups disagree (`Measured.busy`), up to `max_repeats` (EOS does
+    not stop either lane, so both produce max_new_tokens; in greedy mode the two token lists are
+    identical). `hold` is entered around each lane (a server's admission slot), and `progress` is
+    called between lanes, never while one is timed."""
     drafter = as_drafter(drafter)
     if warm:
         warm_up(target, drafter, prompt_ids, gamma)
     lanes = interleave({
         "standard": lambda: run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed),
         "speculative": lambda: run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling,
-                                                    seed)}, repeats, hold, progress)
+                                                    seed)}, repeats, hold, progress,
+        busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
     pairs = list(zip(lanes["standard"], lanes["speculative"]))
-    speedups = measured(a.elapsed / b.elapsed for a, b in pairs)
+    speedups = _speedups(lanes)
     shown = min(range(len(pairs)), key=lambda i: abs(speedups.runs[i] - speedups.median))
     return LiveRace(*pairs[shown], speedups, measured(a.elapsed for a, _ in pairs),
                     measured(b.elapsed for _, b in pairs), pairs)

@@ -3,7 +3,7 @@
     specdec generate --prompt "..." --gamma 4 --temperature 0 --max-new-tokens 40 [--json]
     specdec generate --prompt "..." --tree 2,2,1,1 [--node-budget 16] [--json]     (token trees)
     specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
-    specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5]
+    specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
@@ -85,7 +85,8 @@ def _fmt(value) -> str:
 
 def _race(args) -> int:
     """The Wall-Clock Race of the app, by the same function: plain and speculative decoding of one
-    request, interleaved over --repeats races; the median speedup with its spread."""
+    request, interleaved over --repeats races (up to --max-repeats while they disagree); the median
+    speedup with its spread."""
     import torch
 
     if args.threads > 0:
@@ -94,7 +95,7 @@ def _race(args) -> int:
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     r = race.live_race(pair.target, pair.draft, ids, args.gamma, args.max_new_tokens, sampling, args.seed,
-                       repeats=args.repeats)
+                       repeats=args.repeats, max_repeats=args.max_repeats)
     print(f"measured speedup {r.speedups.text()}; standard lane {r.standard_s.text(' ms', 0, 1e3)}, "
           f"speculative lane {r.speculative_s.text(' ms', 0, 1e3)}"
           + ("; the machine was busy (wide spread)" if r.speedups.busy else ""))
@@ -143,7 +144,9 @@ def main(argv=None) -> int:
     r.add_argument("--top-p", type=float, default=None)
     r.add_argument("--max-new-tokens", type=int, default=40)
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--repeats", type=int, default=5, help="interleaved races (the app's race runs 5)")
+    r.add_argument("--repeats", type=int, default=race.RACE_REPEATS, help="interleaved races (as the app's race)")
+    r.add_argument("--max-repeats", type=int, default=race.RACE_MAX_REPEATS,
+                   help="races at most, two more at a time while their speedups disagree by over a quarter")
     r.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as the app on 2 cores; 0: torch's choice)")
     r.set_defaults(func=_race)
     b = sub.add_parser("bench", help="benchmark against plain decoding and transformers' assisted generation")

@@ -50,6 +50,26 @@ def test_interleave_reports_progress_only_between_runs():
     assert inside == [False] * 4 and seen == [0.25, 0.5, 0.75, 1.0]
 
 
+def test_a_busy_measurement_gets_two_more_repetitions_at_a_time_up_to_the_cap():
+    log, texts = [], []
+    values = iter([1.0, 3.0] + [1.0] * 7)  # A's 2nd run: a busy moment, which keeps the spread wide
+    a = lambda: log.append("A") or next(values)
+    b = lambda: log.append("B") or 1.0
+    disagree = lambda so_far: measured(so_far["A"]).busy
+    out = interleave({"A": a, "B": b}, 3, busy=disagree, max_repeats=9, progress=lambda f, t: texts.append((f, t)))
+    assert len(out["A"]) == 9  # 3, then two more at a time while the spread stays wide: 5, 7, 9 (the cap)
+    assert log == ["A", "B", "B", "A"] * 4 + ["A", "B"]  # still in alternating order
+    assert texts[5] == (1.0, "Repetition 3 of 3: B") and texts[6] == (7 / 10, "Repetition 4 of up to 9 "
+                                                                            "(the machine is busy): B")
+    assert texts[-1][0] == 1.0
+
+    quiet = interleave({"A": lambda: 1.0, "B": lambda: 1.0}, 3, busy=disagree, max_repeats=9)
+    assert len(quiet["A"]) == 3  # runs that agree: no more repetitions
+    assert len(interleave({"A": b}, 3, busy=lambda _: True)["A"]) == 3  # without a cap: just the 3
+    with pytest.raises(ValueError, match="repeats"):
+        interleave({"A": b}, 0)
+
+
 # --- median and spread ----------------------------------------------------------------------------------
 
 def test_measured_median_range_and_text():
@@ -104,14 +124,32 @@ def _result(pass_s: list[float], rounds: list[RoundTrace] = ()) -> GenerationRes
 
 def test_pass_times_give_c_and_v_from_the_runs():
     times = PassTimes().add(_result([0.010] * 8))
-    # Rounds of 3 drafts: target passes over 4 positions; a round's first draft pass (two tokens) is left out.
-    spec = [_round(3, 0.016, [0.009, 0.001, 0.001]) for _ in range(6)]
+    # Rounds of 3 drafts: target passes over 4 positions; the run's first draft pass reads the prompt.
+    spec = [_round(3, 0.016, [0.050 if i == 0 else 0.003, 0.002, 0.001]) for i in range(6)]
     times.add(_result([r.target_pass_s for r in spec], spec), "drafter A")
     times.add(_result([r.target_pass_s for r in spec], spec), "drafter B")
     p = times.profile("drafter A")
     assert p.target_s == 0.010 and p.verify_s == {1: 0.010, 4: 0.016}
-    assert p.c == pytest.approx(0.1) and p.v(3) == pytest.approx(1.6)
-    assert times.c() == {"drafter A": pytest.approx(0.1), "drafter B": pytest.approx(0.1)}
+    assert p.draft_s == pytest.approx(0.002)  # (3 + 2 + 1) / 3 ms: the prompt's pass is left out
+    assert p.c == pytest.approx(0.2) and p.v(3) == pytest.approx(1.6)
+    assert times.c() == {"drafter A": pytest.approx(0.2), "drafter B": pytest.approx(0.2)}
+
+
+def test_a_drafter_needing_more_rounds_gets_the_same_c():
+    """Early passes of a round are slow (cold caches); a drafter that accepts less makes more rounds, and
+    its short last round adds only slow early passes. Each position counts once, so c does not move."""
+    passes = [0.008, 0.007, 0.006, 0.005, 0.004, 0.003, 0.002]  # by position in a round of 7 drafts
+
+    def rounds(full: int, last: int) -> list[RoundTrace]:
+        return [_round(7, 0.02, passes) for _ in range(full)] + [_round(last, 0.02, passes[:last])]
+
+    times = PassTimes().add(_result([0.010] * 8))
+    for label, (full, last) in {"accepts more": (1, 4), "accepts less": (6, 2)}.items():
+        spec = [_round(1, 0.02, [0.05])] + rounds(full, last)  # the prompt's pass first
+        times.add(_result([r.target_pass_s for r in spec], spec), label)
+    c = times.c()
+    assert c["accepts more"] == pytest.approx(c["accepts less"]) == pytest.approx(0.005 / 0.010)
+    # Pooling the two drafters' passes (lower quartile of all) would give 0.45 against 0.30 here.
 
 
 def test_pass_times_without_a_plain_run_or_draft_passes():
@@ -145,7 +183,8 @@ def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(
         time.sleep(0.05)
 
     t0 = time.perf_counter()
-    result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, progress=slow_progress)
+    result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, max_repeats=3,
+                            progress=slow_progress)
     wall = time.perf_counter() - t0
     assert calls == pytest.approx([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])
     assert result.identical and len(result.repetitions) == 3 and result.speedups.n == 3
@@ -162,9 +201,25 @@ def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(
     assert shown == pytest.approx(result.speedups.median)  # the replayed repetition is the median one
 
 
+def test_races_that_disagree_are_raced_again(small_pair, monkeypatch):
+    target, draft = small_pair
+    lane, calls = race.run_speculative_lane, []
+
+    def slowed_once(*args):  # the second speculative lane is hit by a busy moment of the machine
+        calls.append(1)
+        out = lane(*args)
+        if len(calls) == 2:
+            out.elapsed += 0.5
+        return out
+
+    monkeypatch.setattr(race, "run_speculative_lane", slowed_once)
+    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=3, max_repeats=7)
+    assert result.speedups.busy and result.speedups.n == 7 == len(calls) == len(result.repetitions)
+
+
 def test_replay_frames_show_both_lanes_at_once(small_pair):
     target, draft = small_pair
-    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=1)
+    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=1, max_repeats=1)
     frames = race.replay_frames(result, 10)
     assert frames[-1][1:] == (6, 6)
     assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))
@@ -174,4 +229,4 @@ def test_pass_times_say_where_their_costs_come_from():
     spec = [_round(3, 0.016, [0.009, 0.001, 0.001]) for _ in range(2)]
     times = PassTimes().add(_result([0.010] * 5)).add(_result([0.016] * 2, spec), "d")
     assert times.describe().startswith("from the passes short generations made here: 7 target passes over 1 to 4 "
-                                       "positions and 4 one-token draft passes")
+                                       "positions and 5 draft passes")
