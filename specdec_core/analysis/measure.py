@@ -11,12 +11,14 @@
    over 1. A pass kind's cost is the lower quartile of its many timings (`pass_seconds`): other work
    on the machine only ever adds time to a pass, so the quartile is its cost with the least
    interference without being a lucky outlier.
-   A draft pass costs more early in a round: the target's pass has pushed the drafter's weights out
-   of the processor's caches (bundled pair, γ = 7: about 400, 250, 170, 140, 125, 118, 115 µs for
-   the passes of a round). So the draft pass cost is taken position by position and averaged over the
-   positions of a round, every position counting once however many rounds reached it. Pooling the
-   timings instead weighs the slow early positions by how many rounds a drafter needed, and gave two
-   drafters of one architecture c 10% apart because one accepted more.
+   A draft pass costs more early in a round: the target's pass has pushed the drafter out of the
+   processor's caches (bundled pair, γ = 7: about 400, 250, 170, 140, 125, 118, 115 µs for the
+   passes of a round), the more so after a first pass that fed two tokens (the round before accepted
+   every draft). How often that happens depends on how well a drafter guesses, so pooled timings
+   gave two drafters of one architecture c 10-15% apart. The draft pass cost is therefore the pass
+   once a round has warmed the drafter up: the lower quartile at each position of a round, then the
+   cheapest position (`PassTimes.draft_seconds`). The warm-up of a round's first passes is left out
+   of c; a measured speedup includes it.
 4. Only the work is timed: no drawing and no caller's callback runs inside a timed span (progress is
    reported between runs), and on CUDA the clock is read after `torch.cuda.synchronize`.
 
@@ -205,10 +207,10 @@ class PassTimes:
         return self
 
     def draft_seconds(self, drafter: str) -> float:
-        """A draft pass as it costs in a round: `pass_seconds` at each position of a round, averaged over
-        the positions (0 when the drafter made no pass, such as prompt lookup)."""
+        """A draft pass once a round has warmed the drafter up: `pass_seconds` at each position of a
+        round, the cheapest of them (0 when the drafter made no pass, such as prompt lookup)."""
         costs = [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
-        return statistics.fmean(costs) if costs else 0.0
+        return min(costs, default=0.0)
 
     def profile(self, drafter: str | None = None) -> CostProfile:
         """c and v(k) from the collected passes (`pass_seconds` of each target pass kind, `draft_seconds`
@@ -230,7 +232,7 @@ class PassTimes:
         draft = sum(len(ts) for positions in self.draft.values() for ts in positions.values())
         return (f"from the passes short generations made here: {target} target passes over 1 to "
                 f"{max(self.target, default=1)} positions and {draft} draft passes, each kind's cost the "
-                "lower quartile of its timings (a draft pass's at each position of a round, averaged)")
+                "lower quartile of its timings (a draft pass's at the cheapest position of a round)")
 
 
 @torch.inference_mode()

@@ -125,19 +125,19 @@ def _result(pass_s: list[float], rounds: list[RoundTrace] = ()) -> GenerationRes
 def test_pass_times_give_c_and_v_from_the_runs():
     times = PassTimes().add(_result([0.010] * 8))
     # Rounds of 3 drafts: target passes over 4 positions; the run's first draft pass reads the prompt.
-    spec = [_round(3, 0.016, [0.050 if i == 0 else 0.003, 0.002, 0.001]) for i in range(6)]
+    spec = [_round(3, 0.016, [0.050 if i == 0 else 0.003, 0.002, 0.001]) for i in range(6)]  # warming up
     times.add(_result([r.target_pass_s for r in spec], spec), "drafter A")
     times.add(_result([r.target_pass_s for r in spec], spec), "drafter B")
     p = times.profile("drafter A")
     assert p.target_s == 0.010 and p.verify_s == {1: 0.010, 4: 0.016}
-    assert p.draft_s == pytest.approx(0.002)  # (3 + 2 + 1) / 3 ms: the prompt's pass is left out
-    assert p.c == pytest.approx(0.2) and p.v(3) == pytest.approx(1.6)
-    assert times.c() == {"drafter A": pytest.approx(0.2), "drafter B": pytest.approx(0.2)}
+    assert p.draft_s == pytest.approx(0.001)  # the warmest position of a round
+    assert p.c == pytest.approx(0.1) and p.v(3) == pytest.approx(1.6)
+    assert times.c() == {"drafter A": pytest.approx(0.1), "drafter B": pytest.approx(0.1)}
 
 
 def test_a_drafter_needing_more_rounds_gets_the_same_c():
     """Early passes of a round are slow (cold caches); a drafter that accepts less makes more rounds, and
-    its short last round adds only slow early passes. Each position counts once, so c does not move."""
+    its short last round adds only slow early passes. c is the warm pass, so it does not move."""
     passes = [0.008, 0.007, 0.006, 0.005, 0.004, 0.003, 0.002]  # by position in a round of 7 drafts
 
     def rounds(full: int, last: int) -> list[RoundTrace]:
@@ -148,7 +148,7 @@ def test_a_drafter_needing_more_rounds_gets_the_same_c():
         spec = [_round(1, 0.02, [0.05])] + rounds(full, last)  # the prompt's pass first
         times.add(_result([r.target_pass_s for r in spec], spec), label)
     c = times.c()
-    assert c["accepts more"] == pytest.approx(c["accepts less"]) == pytest.approx(0.005 / 0.010)
+    assert c["accepts more"] == pytest.approx(c["accepts less"]) == pytest.approx(0.002 / 0.010)
     # Pooling the two drafters' passes (lower quartile of all) would give 0.45 against 0.30 here.
 
 

@@ -134,8 +134,8 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds) if cfg.method != "tree" else 0
     # The cost of each kind of pass as it ran here, for the prediction from in-run costs, by the
     # core's one method (analysis.measure.PassTimes, as the app's figures): a target pass over
-    # gamma + 1 positions (full rounds; plain decoding: one position), and a draft pass as it costs in
-    # a round (each position's cost, averaged over a round's positions).
+    # gamma + 1 positions (full rounds; plain decoding: one position), and a draft pass once a round
+    # has warmed the drafter up (measure.PassTimes.draft_seconds).
     # Tree rows: a target pass over nodes + 1 positions, in the rounds that drafted every node.
     passes = PassTimes().add(res, "draft")
     full = cfg.nodes if cfg.method == "tree" else cfg.gamma
