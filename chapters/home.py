@@ -34,8 +34,9 @@ def measure_speedup(request: tuple, ids: list[int], progress) -> None:
     every visitor: it sits behind a button so that it never delays Home's first paint."""
     with admission.slot("the live figure"):
         race.warm_up(pair.target, pair.draft, ids, s.gamma)
+    cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
     result = race.live_race(pair.target, pair.draft, ids, s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.sampling,
-                            s.effective_seed, warm=False, hold=demo.hold("the live figure"),
+                            s.effective_seed, max_repeats=cap, warm=False, hold=demo.hold("the live figure"),
                             progress=progress)
     speedups()[request] = result.speedups
 

@@ -40,9 +40,9 @@ st.subheader("Live, on this machine")
 st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy()}, "
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
            f"lane, so both make the same number). Each press races the two lanes {race.RACE_REPEATS} times, taking "
-           f"turns to go first (up to {race.RACE_MAX_REPEATS} times while the races disagree, as on a busy machine), "
-           "with nothing drawn while a lane is timed; then both lanes of the median race are replayed side by side "
-           "at their measured pace.")
+           f"turns to go first (up to {race.RACE_MAX_REPEATS} times while the races disagree, as on a machine busy "
+           "with other work, unless classmates' requests are waiting), with nothing drawn while a lane is timed; "
+           "then both lanes of the median race are replayed side by side at their measured pace.")
 start_box = st.container()
 lane_cols = st.columns(2)
 lane_boxes = {"standard": lane_cols[0].empty(), "speculative": lane_cols[1].empty()}
@@ -81,8 +81,9 @@ def run_race(progress) -> dict:
     progress(0.0, "Warming up both decoders (untimed)…")
     with admission.slot("your race"):
         race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
+    cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
     return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
-                                   warm=False, hold=demo.hold("your race"), progress=progress)}
+                                   max_repeats=cap, warm=False, hold=demo.hold("your race"), progress=progress)}
 
 
 # Every press measures afresh: nothing cached answers a new click.

@@ -35,6 +35,14 @@ def hold(what: str = "your request") -> Callable:
     return lambda: admission.slot(what)
 
 
+def repeats_cap(repeats: int, most: int) -> int:
+    """How many repetitions a measurement may grow to while they disagree: `most` when no other request
+    holds or waits for a generation slot, else `repeats`. On a server busy with classmates' requests
+    more repetitions of one figure would only slow theirs; other work on the machine leaves the slots free."""
+    g = admission.gate()
+    return most if g.running == 0 and g.waiting == 0 else repeats
+
+
 def execute(state: str, signature, work: Callable[[Progress], dict], *, what: str = "your request",
             failure: str = "Could not run", progress: bool = True, progress_text: str = "Starting…",
             slot: bool = True) -> dict:

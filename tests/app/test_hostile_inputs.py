@@ -356,6 +356,19 @@ def small_gate(monkeypatch):
     return g
 
 
+def test_a_measurement_grows_only_while_no_classmate_needs_a_slot(small_gate):
+    from ui import demo
+
+    assert demo.repeats_cap(5, 15) == 15  # an idle server: a busy machine gets more repetitions
+    ticket = small_gate.enter()
+    assert small_gate.try_acquire(ticket) and demo.repeats_cap(5, 15) == 5  # somebody is generating
+    waiting = small_gate.enter()
+    small_gate.release()
+    assert small_gate.waiting == 1 and demo.repeats_cap(5, 15) == 5  # somebody is waiting
+    small_gate.leave(waiting)
+    assert demo.repeats_cap(5, 15) == 15
+
+
 def test_slot_is_freed_by_errors_and_is_reentrant(small_gate):
     with pytest.raises(ZeroDivisionError):
         with admission.slot():
