@@ -85,7 +85,9 @@ drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()}
 st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, "
            f"{s.describe_sampling()} and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, "
            f"{SHOOTOUT_REPEATS} times over in alternating order; a speedup is the median over those repetitions of plain "
-           "time / drafter time (prompt processing excluded), and c comes from the draft passes these runs made.")
+           "time / drafter time (prompt processing excluded). c comes from the draft passes these runs made, once a "
+           "round has warmed the drafter up (its first passes, slower after the target's pass, count in the speedup "
+           "but not in c), so two drafters of one architecture get the same c.")
 signature = (models.pair_key(pair), s.signature(), which)
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
          slot=False, type="primary", icon=":material/emoji_events:",

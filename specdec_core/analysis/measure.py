@@ -18,7 +18,8 @@
    gave two drafters of one architecture c 10-15% apart. The draft pass cost is therefore the pass
    once a round has warmed the drafter up: the lower quartile at each position of a round, then the
    cheapest position (`PassTimes.draft_seconds`). The warm-up of a round's first passes is left out
-   of c; a measured speedup includes it.
+   of c; a measured speedup includes it, and so does the benchmark's prediction of a round's cost
+   (`PassTimes.round_draft_seconds`: the positions' costs averaged).
 4. Only the work is timed: no drawing and no caller's callback runs inside a timed span (progress is
    reported between runs), and on CUDA the clock is read after `torch.cuda.synchronize`.
 
@@ -209,8 +210,16 @@ class PassTimes:
     def draft_seconds(self, drafter: str) -> float:
         """A draft pass once a round has warmed the drafter up: `pass_seconds` at each position of a
         round, the cheapest of them (0 when the drafter made no pass, such as prompt lookup)."""
-        costs = [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
-        return min(costs, default=0.0)
+        return min(self._by_position(drafter), default=0.0)
+
+    def round_draft_seconds(self, drafter: str) -> float:
+        """A draft pass as a round pays for it on average, its warm-up included: `pass_seconds` at each
+        position of a round, averaged over the positions (for predicting a round's cost; 0 without passes)."""
+        costs = self._by_position(drafter)
+        return statistics.fmean(costs) if costs else 0.0
+
+    def _by_position(self, drafter: str) -> list[float]:
+        return [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
 
     def profile(self, drafter: str | None = None) -> CostProfile:
         """c and v(k) from the collected passes (`pass_seconds` of each target pass kind, `draft_seconds`

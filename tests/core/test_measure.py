@@ -131,6 +131,7 @@ def test_pass_times_give_c_and_v_from_the_runs():
     p = times.profile("drafter A")
     assert p.target_s == 0.010 and p.verify_s == {1: 0.010, 4: 0.016}
     assert p.draft_s == pytest.approx(0.001)  # the warmest position of a round
+    assert times.round_draft_seconds("drafter A") == pytest.approx(0.002)  # (3 + 2 + 1) / 3 ms: a round's mean
     assert p.c == pytest.approx(0.1) and p.v(3) == pytest.approx(1.6)
     assert times.c() == {"drafter A": pytest.approx(0.1), "drafter B": pytest.approx(0.1)}
 

@@ -23,8 +23,9 @@ def in_run_fit(cfg: Config, runs: list[dict], base_runs: list[dict]) -> dict:
 
     decode_speedup: the ratio of median times without the target's prefill of the prompt (both
     sides pay it alike and the model leaves it out; the drafter's own pass over the prompt stays in).
-    c and v: this row's draft passes (one new token) and target passes over gamma + 1 positions as
-    they ran, over the baseline's single-position pass; predicted: E(alpha, gamma) / (gamma c + v)
+    c and v: this row's draft pass as its rounds paid for it on average (warm-up after the target's
+    pass included) and its target pass over gamma + 1 positions, as they ran, over the baseline's
+    single-position pass; predicted: E(alpha, gamma) / (gamma c + v)
     with this prompt's alpha; ratio: decode_speedup / predicted. NaN where it does not apply."""
     nan = float("nan")
     decode = lambda rs: _median(r["seconds"] - r["prefill_s"] for r in rs)

@@ -134,8 +134,8 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds) if cfg.method != "tree" else 0
     # The cost of each kind of pass as it ran here, for the prediction from in-run costs, by the
     # core's one method (analysis.measure.PassTimes, as the app's figures): a target pass over
-    # gamma + 1 positions (full rounds; plain decoding: one position), and a draft pass once a round
-    # has warmed the drafter up (measure.PassTimes.draft_seconds).
+    # gamma + 1 positions (full rounds; plain decoding: one position), and a draft pass as a round pays
+    # for it on average, the drafter's warm-up after the target's pass included (round_draft_seconds).
     # Tree rows: a target pass over nodes + 1 positions, in the rounds that drafted every node.
     passes = PassTimes().add(res, "draft")
     full = cfg.nodes if cfg.method == "tree" else cfg.gamma
@@ -148,7 +148,7 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
                 nodes=res.drafted if cfg.method == "tree" else None,
                 target_s=sum(res.target_pass_s), draft_s=sum(draft_passes),
                 pass_s=pass_seconds(target_k) if target_k else float("nan"),
-                draft_pass_s=passes.draft_seconds("draft") if drafted else float("nan"),
+                draft_pass_s=passes.round_draft_seconds("draft") if drafted else float("nan"),
                 draft_prefill_s=draft_passes[0] if draft_passes else 0.0)
 
 
