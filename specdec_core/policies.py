@@ -61,6 +61,14 @@ def _float_in(name: str, value, lo: float, hi: float) -> float:
     return float(value)
 
 
+def _check_learning(policy) -> None:
+    """The settings every policy that learns acceptance as it goes shares."""
+    _float_in("prior_alpha", policy.prior_alpha, 0.0, 0.999)
+    _float_in("prior_weight", policy.prior_weight, 0.01, 1000.0)
+    _float_in("decay", policy.decay, 0.0, 1.0)
+    _int_in("max_gamma", policy.max_gamma, 1, MAX_GAMMA)
+
+
 # --- the cost model an acceptance-driven policy plans with ------------------------------------------
 
 @dataclass(frozen=True)
@@ -239,10 +247,7 @@ class AcceptanceDriven:
     name: str = "acceptance"
 
     def __post_init__(self):
-        _float_in("prior_alpha", self.prior_alpha, 0.0, 0.999)
-        _float_in("prior_weight", self.prior_weight, 0.01, 1000.0)
-        _float_in("decay", self.decay, 0.0, 1.0)
-        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        _check_learning(self)
         if not isinstance(self.costs, Costs):
             raise ValueError(f"costs must be a policies.Costs, got {type(self.costs).__name__}")
 
@@ -344,10 +349,7 @@ class Calibrated:
     name: str = "calibrated"
 
     def __post_init__(self):
-        _float_in("prior_alpha", self.prior_alpha, 0.0, 0.999)
-        _float_in("prior_weight", self.prior_weight, 0.01, 1000.0)
-        _float_in("decay", self.decay, 0.0, 1.0)
-        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        _check_learning(self)
         if list(self.edges) != sorted(self.edges) or not all(0 < e < 1 for e in self.edges):
             raise ValueError(f"edges must rise within (0, 1), got {self.edges!r}")
         if len(self.prior_by_bin) != len(self.edges) + 1 or not all(0 <= x <= 1 for x in self.prior_by_bin):

@@ -27,6 +27,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from transformers import PreTrainedModel
@@ -203,6 +204,28 @@ def _eos(target, eos_token_id):
     return target.config.eos_token_id if eos_token_id == "model" else eos_token_id
 
 
+class _Begun(NamedTuple):
+    prompt: list[int]
+    generator: torch.Generator
+    seed: int
+    eos: int | None
+    lm: CachedLM  # the target, with the prompt read
+    start: float  # time.perf_counter() when the target began reading the prompt
+    prefill_s: float
+
+
+def _begin(target, prompt_ids, max_new_tokens: int, sampling, seed, eos_token_id, forward: str,
+           extra_context: int | None = None) -> _Begun:
+    """Check the shared arguments, then let the target read the prompt. Invariant from here on: the
+    cache holds every committed token but the last, which the next pass (decoding or verifying) feeds."""
+    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed, extra_context)
+    eos = _eos(target, eos_token_id)
+    start = time.perf_counter()
+    lm = CachedLM(target, forward)
+    lm.prefill(prompt[:-1])
+    return _Begun(prompt, generator, seed, eos, lm, start, time.perf_counter() - start)
+
+
 def _truncate_at_eos(tokens: list[int], eos: int | None) -> tuple[list[int], bool]:
     if eos is not None and eos in tokens:
         return tokens[:tokens.index(eos) + 1], True
@@ -229,12 +252,8 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
     `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the target's
     forward path (lm.CachedLM)."""
     target = _as_model(target, "target")
-    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed)
-    eos = _eos(target, eos_token_id)
-    start = time.perf_counter()
-    lm = CachedLM(target, forward)
-    lm.prefill(prompt[:-1])  # the last prompt token is fed by the first decoding pass
-    prefill_s = time.perf_counter() - start
+    prompt, generator, seed, eos, lm, start, prefill_s = _begin(target, prompt_ids, max_new_tokens, sampling, seed,
+                                                                eos_token_id, forward)
     tokens, pass_s, last, stop = [], [], prompt[-1], "max_new_tokens"
     while len(tokens) < max_new_tokens:
         p = to_probs(lm.extend([last])[0], sampling)  # (V,)
@@ -272,14 +291,8 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
         raise ValueError(f"drafter vocabulary ({drafter.vocab_size}) differs from the target's ({vocab}): "
                          "the drafter must share the target's tokenizer")
     policy = as_policy(gamma)
-    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed,
-                                              drafter.context_length)
-    eos = _eos(target, eos_token_id)
-
-    start = time.perf_counter()
-    lm = CachedLM(target, forward)
-    lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
-    prefill_s = time.perf_counter() - start
+    prompt, generator, seed, eos, lm, start, prefill_s = _begin(target, prompt_ids, max_new_tokens, sampling, seed,
+                                                                eos_token_id, forward, drafter.context_length)
     session = drafter.start(vocab)
     length = policy.start()  # this generation's own policy state
     context = list(prompt)

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 import torch
 
 from .drafters import ModelDrafter, as_drafter
-from .lm import CachedLM, vocab_size
-from .sampler import _as_model, _check_inputs, _eos, _top, _truncate_at_eos, acceptance_probability, residual_distribution
+from .lm import vocab_size
+from .sampler import _as_model, _begin, _top, _truncate_at_eos, acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, TreeTrace
 
@@ -347,14 +347,8 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
     if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1):
         raise ValueError(f"max_rounds must be an integer >= 1 or None, got {max_rounds!r}")
-    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed,
-                                              drafter.context_length)
-    eos = _eos(target, eos_token_id)
-
-    start = time.perf_counter()
-    lm = CachedLM(target, forward)
-    lm.prefill(prompt[:-1])  # invariant: the cache holds every committed token but the last
-    prefill_s = time.perf_counter() - start
+    prompt, generator, seed, eos, lm, start, prefill_s = _begin(target, prompt_ids, max_new_tokens, sampling, seed,
+                                                                eos_token_id, forward, drafter.context_length)
     session = drafter.start(vocab)
     context = list(prompt)
     tokens, kinds, rounds, pass_s, stop, n_nodes = [], [], [], [], "max_new_tokens", 0

@@ -97,7 +97,11 @@ def interleaved_order(names: list, repeats: int) -> list[list]:
     odd ones (A B C, C B A, A B C, ...), so no contestant always runs first or last."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    return [list(names) if r % 2 == 0 else list(reversed(names)) for r in range(repeats)]
+    return [_order(names, r) for r in range(repeats)]
+
+
+def _order(names: list, repetition: int) -> list:
+    return list(names) if repetition % 2 == 0 else list(reversed(names))
 
 
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
@@ -119,7 +123,7 @@ def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, ho
     out = {name: [] for name in names}
     planned, done, r = repeats, 0, 0
     while r < planned:
-        for name in interleaved_order(names, r + 1)[-1]:
+        for name in _order(names, r):
             with hold():
                 out[name].append(contestants[name]())
             done += 1
