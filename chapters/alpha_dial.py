@@ -247,6 +247,8 @@ else:
 
 # --- fixed against adaptive γ ------------------------------------------------------------------------
 st.subheader("Fixed or adaptive γ: who picks the draft length?")
+# vLLM: dynamic speculative decoding = `num_speculative_tokens_per_batch_size`, a batch-size -> K table
+# (vllm-project/vllm PR #32374, merged); the acceptance/goodput-driven length of RFC #4565 was closed unmerged.
 st.markdown(
     "The optimal γ above assumes one α for the whole text, but α changes from token to token: a stage "
     "direction or a repeated refrain is easy to guess, a fresh line of verse is not. Serving stacks therefore "
@@ -256,8 +258,10 @@ st.markdown(
     "γ − 1 after any other;\n"
     "- **confidence stop** (transformers' `assistant_confidence_threshold`, llama.cpp's `--draft-p-min`): keep "
     "drafting while the drafter is confident in its next token;\n"
-    "- **acceptance-driven** (vLLM's adaptive mode): from the acceptance measured so far at each draft position, "
-    "pick the γ that maximises E / (γc + v(γ));\n"
+    "- **acceptance-driven** (proposed for vLLM but not merged there): from the acceptance measured so far at "
+    "each draft position, pick the γ that maximises E / (γc + v(γ)). What vLLM did merge, its *dynamic "
+    "speculative decoding*, reads γ from a table of batch sizes the operator writes, shrinking γ as the batch "
+    "grows;\n"
     "- **hybrid**: the acceptance-driven γ, with the confidence stop ending a round early;\n"
     "- **calibrated stop**: learns, during the generation, how often drafts of each margin are accepted, and "
     "drafts on only while the next draft's predicted acceptance is worth its cost.")

@@ -101,13 +101,18 @@ else:
 
 st.subheader("Where the idea comes from")
 timeline = [
-    ("1990s", "Speculative execution in CPUs",
-     "Processors guess which way a branch goes, run ahead on the guess, and throw the work away when wrong."),
-    ("2018–2022", "The autoregressive bottleneck",
-     "Transformers grow; each new token still needs one full, serial pass, so better models answer slower."),
+    ("1960s →", "Speculative execution in processors",
+     "Machines such as IBM's Stretch (1961) already fetched ahead past a branch on a guess and undid the work "
+     "when the guess was wrong; branch prediction and out-of-order cores made it the rule in the 1990s."),
+    ("2018", "Blockwise parallel decoding — Stern, Shazeer & Uszkoreit",
+     "Extra heads propose several next tokens at once and the model keeps the longest prefix it agrees with: "
+     "draft-then-verify for greedy decoding, with no second model."),
+    ("2022", "The name — Xia et al., *Speculative Decoding*",
+     "A dedicated drafter proposes a block and the translation model verifies it in parallel; the first use of "
+     "the name, for greedy (or near-greedy) seq2seq decoding."),
     ("Nov 2022", "Speculative decoding — Leviathan, Kalman & Matias (Google)",
      "A small model drafts γ tokens, the large one checks them all in one pass, and a new rejection-sampling "
-     "rule keeps the output distribution exactly the large model's."),
+     "rule keeps the output distribution exactly the large model's, for sampling as well as greedy decoding."),
     ("2023", "Speculative sampling — Chen et al. (DeepMind)",
      "The same idea found independently and shown on Chinchilla 70B."),
     ("2023 →", "Medusa, EAGLE, n-gram drafters, serving stacks",

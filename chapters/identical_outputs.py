@@ -26,7 +26,8 @@ SHIPPED_PROMPTS, SHIPPED_TOKENS, SHIPPED_REPEATS = 3, 32, 3  # the measured econ
 SHIPPED_WHY = {
     lossy.TYPICAL.name: f"Typical acceptance (Medusa; vLLM): keep the draft when the target finds it plausible, "
                         f"p(x) > min({lossy.TYPICAL_EPSILON:g}, {lossy.TYPICAL_DELTA:g} · e^(−H(p))) with H the entropy "
-                        "of the target's row, whatever q was; after a rejection draw from p itself. It never looks at "
+                        "of the target's row, whatever q was; after a rejection draw from p with every token under that "
+                        "threshold removed, as Medusa's code does. It never looks at "
                         "q, so an unlikely draft is always refused and a plausible one always kept.",
     lossy.RELAXED.name: f"Relaxed acceptance (after TensorRT-LLM's, for multi-token prediction): keep the draft when it is among "
                         f"the target's top {lossy.RELAXED_TOP_K} tokens or within {lossy.RELAXED_DELTA:g} of its top "
@@ -95,7 +96,8 @@ if not diff:
                icon=":material/check_circle:")
 else:
     st.error(f"The outputs differ from token {lab.first_difference(g['plain'], g['spec'])}: greedy speculative "
-             "decoding should never do that.")
+             "decoding gives the very tokens in exact arithmetic; a near-tie between two tokens can flip when a pass "
+             "over several positions rounds differently from a pass over one, which is what happened here.")
 
 
 # --- sampling ----------------------------------------------------------------------------------------
@@ -305,7 +307,7 @@ else:
     tables.show([{
         "rule": r["rule"], "verdict": "passes" if r["test"].passes else "FAILS", "χ² p-value": f"{r['test'].pvalue:.3g}",
         f"power at K = {shipped['signature'][3]}": "–" if r["power"] is None else f"{r['power']:.3f}",
-        "acceptance (accepted / drafted)": f"{r['acceptance']:.2f}",
+        "acceptance rate per draft (accepted ÷ drafted)": f"{r['acceptance']:.2f}",
         "tokens per target pass": f"{r['tokens_per_pass']:.2f}",
         "speedup vs plain sampling": r["speed"].text() if r["speed"] is not None else "–",
     } for r in shipped["rows"]], key="id_shipped_table")
@@ -319,7 +321,10 @@ else:
         f"speedup columns ({SHIPPED_PROMPTS} held-out prompts, {SHIPPED_TOKENS} tokens each, {lab_sampling_text}, "
         f"γ = {s.gamma}, median and range of {SHIPPED_REPEATS} interleaved repetitions). A lossy rule accepts more "
         "only where it keeps drafts the exact rule would refuse: typical acceptance also refuses unlikely drafts the "
-        "exact rule keeps, so whether it gains depends on how the drafter guesses.")
+        "exact rule keeps, so whether it gains depends on how the drafter guesses. The two figures above are not the "
+        "same quantity as the table's rate per draft: Σ min(p, q) is α for the next token after this prefix (the "
+        "chance one judged draft passes), while accepted ÷ drafted pools whole rounds over the held-out prompts and "
+        "counts the drafts after a rejection, which nobody judged, so it runs below α even for the exact rule.")
     if n_tokens != 1:
         st.caption("The power is computed for the next token only: set **Test the next** to 1 token to see it.")
 

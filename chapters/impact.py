@@ -5,7 +5,7 @@ from plotly.subplots import make_subplots
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import charts, chips, demo, layout, models, settings, tables
+from ui import charts, chips, demo, layout, measure, models, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -20,13 +20,15 @@ pair = models.require_pair()
 
 st.header("Impact & Lineage")
 layout.intro(
-    "Within a year of the paper, drafting and verifying was in every serious inference stack, and the question "
-    "moved from *whether* to speculate to *who drafts*. Below, the family tree, the limits, and a live contest "
+    "Within about two years of the paper, the open serving stacks shipped drafting and verifying (vLLM's first "
+    "pieces merged in 2024), and the question moved from *whether* to speculate to *who drafts*. Below, the family tree, the limits, and a live contest "
     "between three kinds of drafter on the same prompt.",
     "run the shoot-out on the sidebar prompt, then on **a prompt that repeats itself** with temperature 0: "
     "prompt lookup, which costs nothing, jumps from last place towards first.")
 
 st.subheader("The lineage")
+# vLLM's speculative decoding landed in pieces from 2024: e.g. vllm-project/vllm PR #2424 (draft-model worker,
+# merged January 2024); DistillSpec: arXiv 2310.08461.
 lineage = [
     ("2022–23", "Two groups, one idea",
      "Leviathan, Kalman & Matias (Google) and Chen et al. (DeepMind, *speculative sampling*, shown on Chinchilla "
@@ -40,8 +42,9 @@ lineage = [
      "drafters look continuations up in a datastore. No draft passes at all: ideal for editing, quoting and "
      "summarising, where outputs reuse inputs."),
     ("2023 →", "Drafters trained for agreement",
-     "α became an optimisation target: distilling the drafter on the target's own outputs (as this app's bundled "
-     "drafter was) raises acceptance more than making the drafter bigger."),
+     "α became an optimisation target: DistillSpec (Zhou et al. 2023) distils the drafter on the target's own "
+     "outputs. This app's two bundled drafters have the same size and differ only in that training: compare "
+     "their measured α on *The α Dial*."),
     ("2023 →", "Serving stacks",
      "vLLM, TensorRT-LLM, SGLang and others ship speculative modes next to paged KV caches (memory managed in "
      "blocks, as in PagedAttention) and continuous batching (requests join and leave the batch every step). "
@@ -89,9 +92,10 @@ st.caption(f"Every drafter drafts with the same length policy ({s.describe_polic
            "round has warmed the drafter up (its first passes, slower after the target's pass, count in the speedup "
            "but not in c), so two drafters of one architecture get the same c.")
 signature = (models.pair_key(pair), s.signature(), which)
+policy = measure.planning_policy(pair, s.draft_policy)  # plans with this machine's c and v
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
          slot=False, type="primary", icon=":material/emoji_events:",
-         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, s.draft_policy, max_new,
+         work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, policy, max_new,
                                                              s.sampling, s.seed, repeats=SHOOTOUT_REPEATS,
                                                              progress=progress, hold=demo.hold("your shoot-out"))})
 stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")

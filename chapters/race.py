@@ -32,6 +32,7 @@ layout.intro(
     "Then open the simulated race and compare its two speculative lanes.")
 
 profile = measure.cost_profile(pair)
+policy = measure.planning_policy(pair, s.draft_policy)  # plans with this machine's c and v
 signature = (models.pair_key(pair), s.signature())
 
 
@@ -80,9 +81,9 @@ def run_race(progress) -> dict:
         draw_lane(name, [], [], 0, None)
     progress(0.0, "Warming up both decoders (untimed)…")
     with admission.slot("your race"):
-        race.warm_up(pair.target, pair.draft, ids, s.draft_policy)
+        race.warm_up(pair.target, pair.draft, ids, policy)
     cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
-    return {"race": race.live_race(pair.target, pair.draft, ids, s.draft_policy, s.max_new_tokens, s.sampling, s.seed,
+    return {"race": race.live_race(pair.target, pair.draft, ids, policy, s.max_new_tokens, s.sampling, s.seed,
                                    max_repeats=cap, warm=False, hold=demo.hold("your race"), progress=progress)}
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
-from ui import admission, charts, chips, layout, models, settings, stepper, tables
+from ui import admission, charts, chips, layout, measure, models, settings, stepper, tables
 from ui.stepper import Cursor
 
 s = settings.current()
@@ -17,9 +17,10 @@ ids = models.require_prompt_ids(pair)
 
 @admission.cached(max_entries=32, what="these rounds")
 def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, max_new: int, temperature: float,
-               top_k: int, top_p: float, seed: int, _pair):
-    """A whole speculative generation with full traces (the seed makes it reproducible)."""
-    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=make_policy(*policy_args),
+               top_k: int, top_p: float, seed: int, _pair, _policy):
+    """A whole speculative generation with full traces (the seed makes it reproducible). `_policy` is
+    the one `policy_args` names, planning with this machine's costs (fixed per server process)."""
+    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=_policy,
                                 max_new_tokens=max_new, sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                 seed=seed, trace=True, on_round=admission.on_round)
 
@@ -35,7 +36,8 @@ layout.intro(
 try:
     with st.spinner("Generating the rounds…", show_time=True):
         result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
-                            s.top_p, s.effective_seed, pair)
+                            s.top_p, s.effective_seed, pair,
+                            measure.planning_policy(pair, make_policy(*s.policy_args)))
 except ValueError as err:
     st.error(f"Could not generate: {err}")
     st.stop()
@@ -176,7 +178,8 @@ def round_view() -> None:
                               key="rr_residual")
             st.caption(f"The corrective token {charts.token_label(pair.tokenizer.decode([r.next_token]))} "
                        f"(outlined) was drawn from the residual, where it had probability {r.next_prob:.3f}. "
-                       "The rejected draft (outlined in q) usually has no residual mass: q already over-proposed it.")
+                       "The rejected draft (outlined in q) never has residual mass: a draft can be rejected only where "
+                       "p(x) < q(x), so max(0, p(x) − q(x)) is 0 there.")
         else:
             st.plotly_chart(charts.prob_bars(r.p_top[n], pair.tokenizer, f"p at position {n + 1}: the bonus distribution",
                                              charts.P_COLOR, highlight=r.next_token, highlight_color=chips.KINDS["bonus"].color),

@@ -4,13 +4,14 @@ that change the model."""
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
+from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis import fidelity
 from specdec_core.analysis.usage import pass_usage, usage_summary
 from specdec_core.sampling import SamplingConfig
 from specdec_core.variants import build_variants
 from ui import admission, charts, chips, demo, layout, models, settings, tables
 
+EXAMPLE_ALPHA, EXAMPLE_GAMMA = 0.8, 4  # the worked example of accepted ÷ drafted against α
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable
 NGRAM = "n-gram lookup (no model)"
 FID_PROMPTS, FID_TOKENS, FID_REPEATS = 3, 64, 3  # the lossless-vs-lossy measurement: a minute or two here
@@ -102,8 +103,9 @@ st.markdown(
     "the accounting of *which* distributions decide the text is the same. The difference is how many of them "
     f"one pass delivers. Speculative decoding computed {spec_sum['computed']} and discarded "
     f"{spec_sum['computed'] - spec_sum['used']} (crosses): the price of guessing wrong, paid in arithmetic that "
-    "would otherwise have sat idle. A discarded square is always followed, one row down, by a used square at "
-    "the same position: the next round recomputes it after the correction.")
+    "would otherwise have sat idle. The first discarded square of a row is always followed, one row down, by a "
+    "used square at the same position: the next pass starts there, and its first distribution is always used. "
+    "Squares further right may be discarded again, when the next round also rejects early.")
 st.caption("A used square's distribution is the target's own p at that position, after the sampling transform; "
            "the drafter never decides a token, it only decides how many positions one pass can settle.")
 
@@ -197,7 +199,7 @@ else:
         f"mass times the residual gives back p (largest difference {spec_row['max_distance']:.1g}).")
     st.caption("int8 and 4-bit are simulated: the weights are rounded to the grid and computed in fp32, because no "
                "int8 or int4 kernel runs on this path, so their speed is not measured rather than guessed. bf16 runs "
-               "for real in bfloat16: on this CPU it may be a loss.")
+               f"for real in bfloat16: on this machine's {pair.device.upper()} it may be a loss.")
     fig = go.Figure()
     for kind, symbol in FID_SYMBOLS.items():
         part = [r for r in rows if r["kind"] == kind and r["speed"] is not None]
@@ -259,14 +261,19 @@ else:
                 "decoding, as LayerSkip does.")
     tables.show([{
         "drafter": b["drafter"] + (" (the bundled drafter)" if b["bundled"] else ""),
-        "α (accepted / drafted)": f"{b['alpha']:.2f}" if b["alpha"] is not None else "–",
+        "acceptance rate per draft (accepted ÷ drafted)": (f"{b['accepted_per_drafted']:.2f}"
+                                                            if b["accepted_per_drafted"] is not None else "–"),
         "tokens per target pass": f"{b['tokens_per_pass']:.2f}",
         "c (draft pass / target pass)": "not measured (simulated)" if b["c"] is None else f"{b['c']:.3f}",
         "speedup vs fp32 target": speed_text(b["speed"]),
         "output = the target's": f"{b['identical_prompts']} of {b['prompts']} prompts identical",
     } for b in stored_fid["bridge"]], key="sl_bridge_table")
-    st.caption(f"Greedy, γ = {stored_fid['gamma']}, the same prompts and interleaved repetitions. A drafter close "
-               "to the target has a high α but costs nearly a target pass (c near 1), so it cannot pay for itself; "
+    st.caption(f"Greedy, γ = {stored_fid['gamma']}, the same prompts and interleaved repetitions. The acceptance "
+               "rate per draft counts every draft made, including those after a rejection that the target never "
+               "judged, so it sits below α, the mean verdict over judged drafts (at α = {EXAMPLE_ALPHA:g} and "
+               f"γ = {EXAMPLE_GAMMA} the formula α(1 − α^γ) / (γ(1 − α)) gives "
+               f"{theory.accepted_per_drafted(EXAMPLE_ALPHA, EXAMPLE_GAMMA):.2f}). A drafter close "
+               "to the target accepts more but costs nearly a target pass (c near 1), so it cannot pay for itself; "
                "the distilled drafter is far from the target and cheap, and that is the trade that wins.")
 
 c1, c2 = st.columns(2)

@@ -36,7 +36,8 @@ layout.intro(
     "A chain of drafts dies at its first wrong token. A tree keeps a few alternatives at each depth, and "
     "the target checks every branch in the same single pass: each node attends only to the committed text "
     "and its own ancestors. One rule picks at most one child per node and stays exact. The price is a wider "
-    "verification pass, cheap on a GPU and not free on this CPU.",
+    "verification pass: cheap on a GPU waiting on memory, not free on a CPU (this page runs on the "
+    f"{pair.device.upper()}).",
     "draw a round with the shape 1,1,1,1 (a chain), then 2,2,1,1: count how often the winning path leaves "
     "the first child. Then press **Measure** to see whether the extra branches pay here.")
 for message in st.session_state.pop("tr_warnings", []):

@@ -179,9 +179,10 @@ with g:
 with smp:
     st.markdown("**Sampling.** Draw a uniform u for each draft, left to right:")
     st.latex(r"\text{accept } x_i \text{ while } u_i < \frac{p_i(x_i)}{q_i(x_i)}\quad (u_i \sim U(0,1))")
-    st.markdown("At the first rejection draw the corrective token from the residual; if all pass, draw a bonus "
-                "token from p at position γ+1:")
+    st.markdown("At the first rejection, draw the corrective token from the residual at that position:")
     st.latex(r"x \sim \operatorname{norm}\big(\max(0,\ p - q)\big)")
+    st.markdown("If every draft passes, draw a bonus token from p itself at position γ+1 (no residual: there "
+                "is no draft there to correct).")
 st.markdown("**Why the combination samples exactly from p.** A token y comes out of the accept branch with "
             "probability q(y) · min(1, p(y)/q(y)) = min(p(y), q(y)). A rejection happens with the probability "
             "that is left over, 1 − Σ min(p, q) = Σ max(0, p − q), and then y is drawn with probability "

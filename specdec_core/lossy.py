@@ -5,7 +5,13 @@ passes; `RULES` maps each rule's name to a `Rule` usable as `speculative_generat
 
 - Typical acceptance (Cai et al., "Medusa", 2024; vLLM's TypicalAcceptanceSampler): keep a draft
   when the target finds it plausible enough, p(x) > min(epsilon, delta * exp(-H(p))), whatever q
-  was; after a rejection, draw from p itself. High-entropy positions lower the bar.
+  was. High-entropy positions lower the bar. After a rejection, Medusa's own rule: draw from p with
+  every token below the same threshold removed (`get_typical_one_token` in FasterDecoding/Medusa,
+  medusa/model/utils.py; greedy: p is one-hot, so that is the argmax). The rejected draft had
+  p(x) <= threshold, so it cannot come straight back (unless p(x) equals the threshold exactly).
+  vLLM's TypicalAcceptanceSampler first took the target's argmax at the first rejected position
+  (`_replacement_token_ids`, vllm-project/vllm PR #5131) and now the target's own sampled token there,
+  a draw from untruncated p (PR #8562); ours follows Medusa, not vLLM.
 - Relaxed acceptance: keep a draft when it is among the target's top_k tokens, or within delta of
   the target's top probability; otherwise judge it by the exact rule. TensorRT-LLM's relaxed
   acceptance for multi-token prediction (relaxed_topk, relaxed_delta) keeps a draft that is among
@@ -32,13 +38,22 @@ def entropy(p: torch.Tensor) -> torch.Tensor:
     return torch.special.entr(p).sum(-1)
 
 
+def typical_threshold(p: torch.Tensor, epsilon: float, delta: float) -> torch.Tensor:
+    """(...,) min(epsilon, delta * exp(-H(p))) for rows p (..., V): Medusa's posterior threshold."""
+    return torch.clamp(delta * torch.exp(-entropy(p)), max=epsilon)
+
+
 def _typical_acceptance(rows: Rows, epsilon: float, delta: float) -> torch.Tensor:
-    threshold = torch.minimum(torch.full_like(rows.p_x, epsilon), delta * torch.exp(-entropy(rows.p)))  # (n,)
+    threshold = typical_threshold(rows.p, epsilon, delta)  # (n,)
     return (rows.p_x > threshold).to(rows.p.dtype)  # q plays no part: lossy
 
 
-def _draw_from_p(rows: Rows, i: int) -> torch.Tensor:
-    return rows.p[i]  # Medusa's fallback: the target's own distribution (counts accepted tokens twice)
+def _typical_fallback(rows: Rows, i: int, epsilon: float, delta: float) -> torch.Tensor:
+    """(V,) Medusa's draw after a rejection: p without the tokens below the threshold, renormalised.
+    The top token always stays: exp(-H(p)) <= max p, and delta < 1 for the defaults."""
+    p = rows.p[i]
+    kept = torch.where(p < typical_threshold(p, epsilon, delta), torch.zeros_like(p), p)
+    return kept / kept.sum()
 
 
 def _ranking_probs(rows: Rows) -> torch.Tensor:
@@ -64,7 +79,8 @@ def typical_acceptance(epsilon: float = TYPICAL_EPSILON, delta: float = TYPICAL_
     """Medusa's typical acceptance with threshold min(epsilon, delta * exp(-H(p)))."""
     if not 0 < epsilon <= 1 or not delta > 0:
         raise ValueError(f"epsilon must be in (0, 1] and delta > 0, got epsilon={epsilon!r}, delta={delta!r}")
-    return Rule(name, partial(_typical_acceptance, epsilon=epsilon, delta=delta), _draw_from_p)
+    return Rule(name, partial(_typical_acceptance, epsilon=epsilon, delta=delta),
+                partial(_typical_fallback, epsilon=epsilon, delta=delta))
 
 
 def relaxed_acceptance(top_k: int = RELAXED_TOP_K, delta: float = RELAXED_DELTA,

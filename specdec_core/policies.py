@@ -3,8 +3,11 @@
 The paper fixes gamma for a whole generation. Serving stacks choose it as they go, because alpha
 changes from token to token: transformers' assisted generation grows or shrinks it after each
 round (`num_assistant_tokens_schedule="heuristic"`) or stops a round when the drafter's confidence
-drops (`assistant_confidence_threshold`, after the DISCO paper, arXiv 2405.04304); vLLM picks it
-from the acceptance measured so far. Each of these is a policy here.
+drops (`assistant_confidence_threshold`, after the DISCO paper, arXiv 2405.04304). vLLM's dynamic
+speculative decoding takes gamma from a batch-size -> gamma table the operator writes
+(`num_speculative_tokens_per_batch_size`, vllm-project/vllm PR #32374, merged); the acceptance-driven
+proposal (RFC vllm-project/vllm#4565) was closed without being merged, as far as its threads show.
+The acceptance-driven policy here is that idea, not something vLLM ships. Each of these is a policy here.
 
 Why any of them keeps the output exact: a policy decides how long a round drafts from what has
 already happened (earlier rounds' verdicts, the drafts so far and the drafter's own distributions),
@@ -75,7 +78,9 @@ def _check_learning(policy) -> None:
 class Costs:
     """c and v(gamma) of theory.speedup, FIXED for a generation, so a seed reproduces its text (a
     policy timing live passes would choose different gammas, hence draw different tokens, each run).
-    The defaults are the bundled Shakespeare pair on the 2-core CPU (docs/benchmarks.md)."""
+    The defaults are the bundled Shakespeare pair as measured once on the project's own machine
+    (docs/benchmarks.md): a fallback for the CLI and the tests. The pages plan with the profile measured
+    on the machine serving them (`with_costs`, ui.measure.planning_policy)."""
     c: float = 0.079  # one draft pass / one target pass (measured inside the benchmark's runs)
     v: tuple[float, ...] = (1.0, 1.19, 1.28, 1.49, 1.64, 1.76, 1.96, 2.28, 2.41)  # v(0), v(1), ...; linear beyond
 
@@ -235,8 +240,9 @@ class _ConfidenceSession:
 class AcceptanceDriven:
     """Choose each round's gamma to maximise the hardware-aware speedup E(gamma) / (gamma c + v(gamma))
     (theory.speedup with a per-position alpha), where E(gamma) = 1 + sum_k prod_{i<=k} a_i and a_i is
-    the acceptance rate measured so far at draft position i (accepted / reached). vLLM's adaptive mode
-    maximises expected accepted tokens the same way. Counts decay by `decay` per round, so the policy
+    the acceptance rate measured so far at draft position i (accepted / reached). This is the idea of
+    vLLM's closed RFC #4565, not what vLLM merged (its dynamic mode reads gamma from a batch-size
+    table, PR #32374). Counts decay by `decay` per round, so the policy
     follows alpha as it drifts; a position seldom reached leans on the overall rate (`prior_weight`
     pseudo-rounds of it), which itself starts at `prior_alpha`."""
     costs: Costs = field(default_factory=Costs)

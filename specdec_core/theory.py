@@ -28,6 +28,15 @@ def expected_tokens(alpha: float, gamma: int) -> float:
     return (1 - alpha ** (gamma + 1)) / (1 - alpha)
 
 
+def accepted_per_drafted(alpha: float, gamma: int) -> float:
+    """Expected accepted / drafted in a round of gamma drafts: alpha (1 - alpha^gamma) / (gamma (1 - alpha)).
+    NOT alpha: the drafts after a rejection are drafted but never judged (gamma = 4, alpha = 0.8: 0.59)."""
+    _check(alpha, gamma)
+    if gamma == 0:
+        raise ValueError("gamma must be >= 1: a round with no drafts has no acceptance rate per draft")
+    return (expected_tokens(alpha, gamma) - 1) / gamma
+
+
 def walltime_improvement(alpha: float, gamma: int, c: float) -> float:
     """The paper's expected speedup over plain decoding: E / (gamma * c + 1). Theorem 3.8."""
     return expected_tokens(alpha, gamma) / (gamma * c + 1)

@@ -74,3 +74,12 @@ def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
                                hold=_hold("timing one pass over k positions"), progress=progress)
     _store()[("sweep", pair_key(pair))] = sweep
     return sweep
+
+
+def planning_policy(pair: ModelPair, policy):
+    """`policy` planning with this machine's measured c and v(γ) (policies that plan with no costs come
+    back as they are, and nothing is measured for them): the core's default costs are one machine's."""
+    from specdec_core.policies import Costs, with_costs
+    if with_costs(policy, Costs()) is policy:
+        return policy
+    return with_costs(policy, Costs.from_profile(cost_profile(pair)))

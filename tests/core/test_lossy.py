@@ -77,7 +77,23 @@ def test_typical_acceptance_thresholds_on_entropy_and_ignores_q():
         for q in (torch.tensor([[0.25] * 4], dtype=torch.float64), torch.tensor([[0.0, 0.0, 0.0, 1.0]], dtype=torch.float64)):
             a = float(lossy.TYPICAL.acceptance_probability(rows_of(p, q, [x]))[0])
             assert a == (1.0 if float(p[0, x]) > threshold else 0.0)
-    assert torch.equal(lossy.TYPICAL.residual(rows_of(p, p, [3]), 0), p[0])  # draws from p itself
+    # After a rejection, Medusa's draw: p without the tokens under the threshold, renormalised.
+    fallback = lossy.TYPICAL.residual(rows_of(p, p, [3]), 0)
+    kept = torch.where(p[0] < threshold, torch.zeros_like(p[0]), p[0])
+    assert torch.allclose(fallback, kept / kept.sum())
+    assert float(fallback[3]) == 0.0 and float(p[0, 3]) <= threshold  # the rejected draft cannot come straight back
+
+
+def test_typical_fallback_never_re_emits_a_rejected_draft():
+    """Any row, any rejected draft: the fallback gives it no mass, and keeps the target's top token."""
+    g = torch.Generator().manual_seed(3)
+    for _ in range(200):
+        p = torch.softmax(torch.randn(1, 12, generator=g, dtype=torch.float64) * 3, -1)
+        for x in range(12):
+            rows = rows_of(p, p, [x])
+            if float(lossy.TYPICAL.acceptance_probability(rows)[0]) == 0.0:
+                fallback = lossy.TYPICAL.residual(rows, 0)
+                assert float(fallback[x]) == 0.0 and float(fallback[int(p[0].argmax())]) > 0
 
 
 def test_relaxed_acceptance_keeps_top_k_or_near_top_else_exact():
