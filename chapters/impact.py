@@ -21,7 +21,8 @@ pair = models.require_pair()
 st.header("Impact & Lineage")
 layout.intro(
     "Within about two years of the paper, the open serving stacks shipped drafting and verifying (vLLM's first "
-    "pieces merged in 2024), and the question moved from *whether* to speculate to *who drafts*. Below, the family tree, the limits, and a live contest "
+    "pieces merged in 2024), and the question moved from *whether* to speculate to *who drafts*. Below, the "
+    "family tree, the limits, and a live contest "
     "between three kinds of drafter on the same prompt.",
     "run the shoot-out on the sidebar prompt, then on **a prompt that repeats itself** with temperature 0: "
     "prompt lookup, which costs nothing, jumps from last place towards first.")
