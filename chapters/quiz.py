@@ -3,7 +3,7 @@ immediate feedback, an explanation and a link to the chapter; then the score, a 
 State lives in this user's session only."""
 import streamlit as st
 
-from ui import chapters, layout, quiz, settings
+from ui import chapters, layout, quiz, reading, settings
 
 TITLES = {c.path: c.title for c in chapters.CHAPTERS}
 
@@ -28,8 +28,12 @@ except ValueError as err:
 by_id = {q.id: q for q in bank}
 
 
+def shuffle_seed(seed: int, attempt: int) -> int:
+    return seed * 1009 + attempt
+
+
 def start(attempt: int) -> None:
-    order = [q.id for q in quiz.shuffled(bank, seed=s.seed * 1009 + attempt)]
+    order = [q.id for q in quiz.shuffled(bank, seed=shuffle_seed(s.seed, attempt))]
     st.session_state["qz"] = {"order": order, "index": 0, "answers": {}, "attempt": attempt, "seed": s.seed}
 
 
@@ -64,7 +68,9 @@ if state["index"] < total:
         st.markdown(f"**Question {state['index'] + 1}.** {q.prompt}")
         answered = q.id in answers
         if q.kind == "choice":
-            st.radio("Your answer", range(len(q.options)), format_func=lambda i: q.options[i], index=None,
+            # The radio's values are the options' indices in the file, shown in a shuffled order.
+            shown = quiz.option_order(q, shuffle_seed(state["seed"], state["attempt"]))
+            st.radio("Your answer", shown, format_func=lambda i: q.options[i], index=None,
                      key=key, disabled=answered, label_visibility="collapsed")
         else:
             st.number_input(f"Your answer{' (' + q.unit + ')' if q.unit else ''}", value=None, step=0.01,
@@ -97,3 +103,4 @@ else:
     for chapter_path in dict.fromkeys(by_id[r].chapter for r in order if not by_id[r].is_correct(answers.get(r))):
         st.page_link(chapter_path, label=f"Review: {TITLES[chapter_path]}", icon=":material/menu_book:")
     st.button("Retry (new order)", key="qz_retry", type="primary", icon=":material/restart_alt:", on_click=retry)
+    reading.show()

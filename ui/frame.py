@@ -32,13 +32,11 @@ def render():
 
 
 def next_chapter_link(page) -> None:
-    """End the chapter `page` with a link to the next one in CHAPTERS (the last one leads back to the first)."""
+    """End the chapter `page` with a link to the next one in CHAPTERS. The last one (the quiz) ends the
+    story with its further reading instead of a loop back to the start."""
     titles = [c.title for c in chapters.CHAPTERS]
-    if page.title not in titles:
+    if page.title not in titles or titles.index(page.title) + 1 == len(chapters.CHAPTERS):
         return
-    i = titles.index(page.title)
-    last = i + 1 == len(chapters.CHAPTERS)
-    following = chapters.CHAPTERS[0 if last else i + 1]
+    following = chapters.CHAPTERS[titles.index(page.title) + 1]
     st.divider()
-    st.page_link(following.path, label=f"{'Back to the start' if last else 'Next'}: {following.title}",
-                 icon=":material/restart_alt:" if last else ":material/arrow_forward:")
+    st.page_link(following.path, label=f"Next: {following.title}", icon=":material/arrow_forward:")

@@ -6,7 +6,13 @@ Two kinds of question:
            right answer is computed, never typed into the data file, so it always agrees with the
            formulas the app draws; an answer within `tolerance` of it counts.
 Every question names the chapter (page path) that teaches it.
+
+A numeric question's explanation may also use {expected} (expected tokens per target pass at its alpha
+and gamma) and {draft_cost} (gamma * c): the working is computed too, never typed.
+Choice options are shown in an order fixed by the seed, the attempt and the question (`option_order`),
+so the position of the right answer says nothing.
 """
+import hashlib
 import json
 import math
 import random
@@ -98,12 +104,22 @@ def _question(raw: dict, chapters: set[str] | None) -> Question:
             raise ValueError(f"{where}: tolerance must be a number >= 0")
         try:
             prompt = raw["prompt"].format(**args)
-            explanation = raw["explanation"].format(**args, answer=float(FUNCTIONS[fn](**args)))
+            explanation = raw["explanation"].format(**args, **derived(args), answer=float(FUNCTIONS[fn](**args)))
         except (KeyError, IndexError, ValueError) as err:
             raise ValueError(f"{where}: a placeholder in the prompt or explanation does not match: {err}") from err
         return Question(qid, "numeric", raw["chapter"], prompt, explanation, function=fn,
                         args=tuple(args.items()), tolerance=float(tolerance), unit=str(raw.get("unit", "")))
     raise ValueError(f"{where}: kind must be 'choice' or 'numeric', got {raw['kind']!r}")
+
+
+def derived(args: dict) -> dict:
+    """Intermediate figures a numeric explanation may show, computed from its arguments."""
+    out = {}
+    if "alpha" in args and "gamma" in args:
+        out["expected"] = theory.expected_tokens(args["alpha"], args["gamma"])
+    if "gamma" in args and "c" in args:
+        out["draft_cost"] = args["gamma"] * args["c"]
+    return out
 
 
 def load(path: Path = QUIZ_FILE, chapters=None) -> list[Question]:
@@ -128,6 +144,15 @@ def shuffled(questions: list[Question], seed: int) -> list[Question]:
     """The questions in an order fixed by the seed (the same seed, the same order)."""
     order = list(questions)
     random.Random(seed).shuffle(order)
+    return order
+
+
+def option_order(q: Question, seed: int) -> list[int]:
+    """The option indices of a choice question in the order to show them: fixed by `seed` (the quiz's
+    seed and attempt) and the question's id, so each question is shuffled on its own."""
+    digest = hashlib.sha256(f"{seed}:{q.id}".encode()).digest()
+    order = list(range(len(q.options)))
+    random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
     return order
 
 

@@ -13,8 +13,11 @@ def _answer(at, bank_by_id, right: bool) -> str:
     q = bank_by_id[state["order"][state["index"]]]
     key = f"qz_{q.id}_{state['attempt']}"
     if q.kind == "choice":
+        radio = at.radio(key=key)
+        shown = quiz.option_order(q, state["seed"] * 1009 + state["attempt"])
+        assert list(radio.options) == [q.options[i] for i in shown]  # shown in the shuffled order
         value = q.answer if right else (q.answer + 1) % len(q.options)
-        at.radio(key=key).set_value(value).run()
+        radio.set_value(value).run()
     else:
         at.number_input(key=key).set_value(round(q.answer, 2) + (0 if right else 1.0)).run()
     at.button(key="qz_check").click().run()
@@ -85,9 +88,12 @@ def test_quiz_page_scores_reviews_and_retries(bank):
                    for link in at.get("page_link"))
         at.button(key="qz_next").click().run()
     expected = len(bank) - len(wrong)
-    assert at.subheader[-1].value == f"Score: {expected} / {len(bank)}"
+    assert f"Score: {expected} / {len(bank)}" in [h.value for h in at.subheader]
     review = at.dataframe[-1].value
     assert list(review["result"]).count("✓") == expected and len(review) == len(bank)
+    # The end: further reading with arXiv ids, and no loop back to the start.
+    assert any("arxiv.org/abs/2211.17192" in m.value for m in at.markdown)
+    assert not any(link.proto.label.startswith("Back to the start") for link in at.get("page_link"))
     at.button(key="qz_retry").click().run()
     state = at.session_state["qz"]
     assert state["index"] == 0 and state["answers"] == {} and state["order"] != first_order

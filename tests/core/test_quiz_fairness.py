@@ -1,10 +1,30 @@
-"""A fair quiz: the length of an option must not give the answer away (a test-wise student who always
-picks the longest option should not pass). Runs on the whole question file, so it also holds for
-questions added later."""
+"""A fair quiz: neither the length, the position, nor the wording of an option gives the answer away;
+no two questions test the same thing with the same numbers; every number in a computed question's
+working is computed. Each check runs on the whole question file (so it holds for questions added
+later) and on a planted violation that it must catch."""
+import json
+import re
+from collections import Counter
+
+import pytest
+
+from tests.prose import typed_numbers
 from ui import quiz
 
 MAX_SHARE_LONGEST_RIGHT = 1 / 3
+ABSOLUTE = re.compile(r"\b(never|only|always|nothing|every|all|cannot|none|no|exactly|whatever)\b", re.I)
+SEEDS = range(40)
 
+
+def choice_questions(bank=None) -> list[quiz.Question]:
+    return [q for q in (bank or quiz.load()) if q.kind == "choice"]
+
+
+def fixture(qid: str, options, answer: int) -> quiz.Question:
+    return quiz.Question(qid, "choice", "chapters/home.py", "?", ".", tuple(options), answer)
+
+
+# --- length --------------------------------------------------------------------------------------
 
 def longest_is_right(q: quiz.Question) -> bool:
     """Whether the right option is strictly longer than every other option (ties give nothing away)."""
@@ -12,16 +32,141 @@ def longest_is_right(q: quiz.Question) -> bool:
     return all(right > len(o) for i, o in enumerate(q.options) if i != q.answer_index)
 
 
+def length_giveaways(questions) -> list[str]:
+    """The ids where the longest option is right, if that happens in more than a third of them, else []."""
+    giveaways = [q.id for q in questions if longest_is_right(q)]
+    return giveaways if len(giveaways) > MAX_SHARE_LONGEST_RIGHT * len(questions) else []
+
+
 def test_the_longest_option_is_right_in_at_most_a_third_of_the_choice_questions():
-    choice = [q for q in quiz.load() if q.kind == "choice"]
+    choice = choice_questions()
     assert choice
-    giveaways = [q.id for q in choice if longest_is_right(q)]
-    assert len(giveaways) <= MAX_SHARE_LONGEST_RIGHT * len(choice), (
-        f"the longest option is right in {len(giveaways)} of {len(choice)} choice questions: {giveaways}; "
-        "write distractors as long and as plausible as the answer")
+    assert not length_giveaways(choice), "write distractors as long and as plausible as the answer"
 
 
-def test_the_check_sees_a_giveaway():
-    q = quiz.Question("q", "choice", "chapters/home.py", "?", ".", ("short", "the long right answer", "tiny"), 1)
-    tie = quiz.Question("t", "choice", "chapters/home.py", "?", ".", ("2", "3", "4"), 1)
-    assert longest_is_right(q) and not longest_is_right(tie)
+def test_the_length_check_catches_an_answer_that_is_always_longest():
+    planted = [fixture(f"q{i}", ("short", "the long right answer", "tiny"), 1) for i in range(6)]
+    assert length_giveaways(planted)
+    tie = fixture("t", ("2", "3", "4"), 1)
+    assert longest_is_right(planted[0]) and not longest_is_right(tie)
+
+
+# --- position ------------------------------------------------------------------------------------
+
+def right_positions(questions, order) -> Counter:
+    """How often the right answer is shown at each position, over every question and SEEDS."""
+    return Counter(order(q, seed).index(q.answer_index) for q in questions for seed in SEEDS)
+
+
+def position_giveaway(questions, order) -> bool:
+    """Whether some position holds the right answer far more often than chance (1 / options)."""
+    counts = right_positions(questions, order)
+    total = sum(counts.values())
+    return max(counts.values()) > 1.5 * total / min(len(q.options) for q in questions)
+
+
+def test_options_are_shuffled_per_seed_and_attempt_so_a_position_says_nothing():
+    choice = choice_questions()
+    assert not position_giveaway(choice, quiz.option_order)
+    for q in choice:
+        assert sorted(quiz.option_order(q, 1)) == list(range(len(q.options)))
+        assert quiz.option_order(q, 1) == quiz.option_order(q, 1)  # the same seed and attempt: the same order
+    moved = sum(quiz.option_order(q, 1) != quiz.option_order(q, 2) for q in choice)
+    assert moved >= len(choice) // 2  # the next attempt reorders most questions
+
+
+def test_the_position_check_catches_unshuffled_options():
+    in_file_order = lambda q, seed: list(range(len(q.options)))
+    planted = [fixture(f"q{i}", ("a", "b", "c", "d"), 0) for i in range(8)]
+    assert position_giveaway(planted, in_file_order)
+    assert not position_giveaway(planted, quiz.option_order)
+
+
+# --- wording: absolutes --------------------------------------------------------------------------
+
+def absolute_giveaways(questions) -> list[str]:
+    """Questions where every wrong option speaks in absolutes and the right one does not, plus a
+    bank-wide check: right answers carry absolutes at least half as often as wrong options do."""
+    lonely = [q.id for q in questions if not ABSOLUTE.search(q.options[q.answer_index])
+              and all(ABSOLUTE.search(o) for i, o in enumerate(q.options) if i != q.answer_index)]
+    right = sum(bool(ABSOLUTE.search(q.options[q.answer_index])) for q in questions) / len(questions)
+    wrong = [bool(ABSOLUTE.search(o)) for q in questions for i, o in enumerate(q.options) if i != q.answer_index]
+    return lonely + (["(bank: wrong options lean on absolutes)"] if right < 0.5 * sum(wrong) / len(wrong) else [])
+
+
+def test_wrong_options_are_not_the_only_absolutes():
+    assert not absolute_giveaways(choice_questions())
+
+
+def test_the_absolutes_check_catches_hedged_answers_among_absolute_distractors():
+    planted = [fixture(f"q{i}", ("It usually helps", "It never helps", "It only helps on GPUs", "Nothing changes"), 0)
+               for i in range(4)]
+    assert absolute_giveaways(planted)
+
+
+# --- near-duplicates -----------------------------------------------------------------------------
+
+def duplicates(bank) -> list[tuple[str, str]]:
+    """Pairs of questions that test the same thing: numeric ones sharing their (alpha, gamma, c), or
+    choice ones with the same right answer."""
+    pairs = []
+    numeric = [q for q in bank if q.kind == "numeric"]
+    for i, a in enumerate(numeric):
+        for b in numeric[i + 1:]:
+            key = lambda q: tuple(dict(q.args).get(k) for k in ("alpha", "gamma", "c"))
+            if a.function == b.function and dict(a.args) == dict(b.args) or (
+                    None not in key(a) and key(a) == key(b)):
+                pairs.append((a.id, b.id))
+    answers = Counter(q.options[q.answer_index].lower() for q in bank if q.kind == "choice" and len(q.options[0]) > 2)
+    pairs += [(text, "twice") for text, n in answers.items() if n > 1]
+    return pairs
+
+
+def test_no_two_questions_test_the_same_thing():
+    assert not duplicates(quiz.load())
+
+
+def test_the_duplicate_check_catches_the_same_numbers_asked_twice():
+    a = quiz.Question("a", "numeric", "chapters/home.py", "?", ".", function="walltime_improvement",
+                      args=(("alpha", 0.8), ("gamma", 4), ("c", 0.05)))
+    b = quiz.Question("b", "numeric", "chapters/home.py", "?", ".", function="speedup",
+                      args=(("alpha", 0.8), ("gamma", 4), ("c", 0.05), ("v", 2.0)))
+    assert duplicates([a, b]) == [("a", "b")]
+    same = [fixture(f"q{i}", ("From the residual", "From p", "From q"), 0) for i in range(2)]
+    assert duplicates(same)
+
+
+# --- every number computed -----------------------------------------------------------------------
+
+def raw_questions(path=quiz.QUIZ_FILE) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["questions"]
+
+
+def typed_in_numeric(raw: list[dict]) -> dict[str, list[str]]:
+    """Numbers typed into a numeric question's prompt or working rather than computed from its args."""
+    out = {}
+    for q in raw:
+        if q["kind"] == "numeric":
+            found = typed_numbers(q["prompt"]) + typed_numbers(q["explanation"])
+            if found:
+                out[q["id"]] = found
+    return out
+
+
+def test_numeric_questions_type_no_numbers():
+    assert typed_in_numeric(raw_questions()) == {}
+
+
+def test_the_number_check_catches_a_typed_working():
+    planted = [{"id": "w", "kind": "numeric", "prompt": "α = {alpha}?",
+                "explanation": "Speedup = E / (γc + 1) = 3.36 / (4 · 0.05 + 1) ≈ {answer:.2f}×."}]
+    assert typed_in_numeric(planted) == {"w": ["3.36", "4", "0.05"]}
+
+
+MACHINE_FACTS = re.compile(r"this (CPU|machine|laptop)|\d+-core|measured (here )?(above|below)", re.I)
+
+
+@pytest.mark.parametrize("q", raw_questions(), ids=lambda q: q["id"])
+def test_no_question_states_this_machines_facts_as_constants(q):
+    text = " ".join([q["prompt"], q["explanation"], *q.get("options", [])])
+    assert not MACHINE_FACTS.search(text), "a fact about the machine belongs on the page, measured"
