@@ -66,6 +66,8 @@ class _ModelDraftSession:
     def __init__(self, lm: CachedLM):
         self.lm = lm
         self.fed: list[int] = []  # the tokens in the draft model's KV cache
+        # (at the call, after the rollback to what the context shares, after drafting): for the trace
+        self.cache_log: tuple[int, int, int] | None = None
 
     @property
     def passes(self) -> int:
@@ -84,7 +86,9 @@ class _ModelDraftSession:
         return context[common:]
 
     def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
+        before = len(self.fed)
         feed = self._sync(context)
+        kept = len(self.fed)
         tokens, logits_rows, q_rows, pass_s = [], [], [], []
         for i in range(gamma):
             logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,) raw logits for the next draft
@@ -103,6 +107,7 @@ class _ModelDraftSession:
         logits = torch.stack(logits_rows)  # (n, V), n <= gamma
         # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
         q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
+        self.cache_log = (before, kept, len(self.fed))
         return Proposal(tokens, q, logits, pass_s)
 
 

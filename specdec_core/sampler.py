@@ -315,7 +315,9 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
                       STOP_DRAFTER if len(drafts) < n_draft else
                       STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
         # Verify: ONE target pass over the last committed token and all drafts.
+        cache_before = lm.length
         logits = lm.extend([context[-1]] + drafts)  # (n + 1, V)
+        cache_pass = lm.length
         p = to_probs(logits, sampling)
         pass_s.append(lm.last_pass_s)
         own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
@@ -336,13 +338,15 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
             uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
             draft_pass_s=proposal.pass_s, target_pass_s=lm.last_pass_s,
             draft_passes=session.passes - draft_passes_before, next_prob=v.next_prob,
-            gamma=planned, draft_stop=draft_stop,
+            gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, lm.length),
+            draft_cache=getattr(session, "cache_log", None) if drafts else None,
         )
         if trace:
             if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
                 raw = proposal.logits[:len(drafts)]
                 r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
             r.p_top, r.q_top = _top(p), _top(q) if len(drafts) else []
+            r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist()  # (n,) alpha here = 1 - TV(p, q)
             r.residual_top = _top(v.residual) if v.residual is not None else None
         rounds.append(r)
         if on_round is not None:

@@ -65,6 +65,13 @@ class RoundTrace:
     draft_top: list[float] | None = None  # the drafter's raw top probability at each draft (model drafters)
     draft_margin: list[float] | None = None  # ... and its top-1 minus top-2 probability
     tree: TreeTrace | None = None  # token-tree rounds only (draft_tokens then lists every node)
+    # Tokens in the target's KV cache: before the verify pass, after it (+ last token + drafts), after the
+    # rollback that forgets the rejected drafts. Tokens in the drafter's KV cache: at the round's start,
+    # after it dropped what the committed text no longer shares (the previous round's rejected drafts),
+    # and after drafting. None: not recorded (tree rounds; a drafter with no cache).
+    overlap: list[float] | None = None  # sum_x min(p_i, q_i) = 1 - TV(p_i, q_i): alpha at each draft position
+    target_cache: tuple[int, int, int] | None = None
+    draft_cache: tuple[int, int, int] | None = None
 
     @property
     def nodes(self) -> list[int] | None:

@@ -211,7 +211,8 @@ def _acceptance(runs: Runs) -> dict:
     drafted, accepted = sum(r.drafted for r in results), sum(r.accepted for r in results)
     passes, tokens = sum(r.target_passes for r in results), sum(len(r.tokens) for r in results)
     # accepted / drafted is not alpha (the mean over judged drafts): drafts after a rejection are never judged.
-    return {"accepted_per_drafted": accepted / drafted if drafted else None, "tokens_per_pass": tokens / passes if passes else None}
+    return {"accepted_per_drafted": accepted / drafted if drafted else None,
+            "tokens_per_pass": tokens / passes if passes else None}
 
 
 def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[list[int]], n_tokens: int = 64,
