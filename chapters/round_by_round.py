@@ -78,6 +78,33 @@ PHASE_TEXT = {
 }
 
 
+def rollback_view(r) -> None:
+    """The KV caches around a rejection, from the trace: the target's rollback and the drafter's catch-up."""
+    if r.target_cache is None:
+        return
+    before, after_pass, after = r.target_cache
+    n, kept = len(r.draft_tokens), r.n_accepted
+    following = rounds[r.index + 1] if r.index + 1 < len(rounds) else None
+    rows = [{"cache": "target", "before the round": before, "after the verify pass": after_pass,
+             "after the rollback": after,
+             "what changed": f"+1 last token +{n} drafts in one pass, then the {n - kept} rejected draft(s) forgotten"}]
+    if r.draft_cache is not None:
+        d_before, d_kept, d_after = r.draft_cache
+        catch = following.draft_cache if following is not None and following.draft_cache is not None else None
+        rows.append({"cache": "drafter", "before the round": d_kept, "after the verify pass": d_after,
+                     "after the rollback": catch[1] if catch else None,
+                     "what changed": "fed the drafts as it drew them; at its next call it drops what the text no longer "
+                                     "shares and feeds the corrective token (its catch-up)"})
+    st.markdown("**The KV caches around the rejection.** A model's *KV cache* keeps the attention keys and values "
+                "of every token it has already read, so a pass only computes the new positions. Rejected drafts "
+                "must leave both caches:")
+    tables.show(rows, key="rr_caches")
+    st.caption(f"{layout.measured_badge()} Token counts read from this round's trace. The target's cache never "
+               "holds the corrective token: it is the last committed token, fed by the next verify pass. The "
+               "drafter's rollback happens at its next call (the next round's first pass), which also feeds the "
+               "corrective token; a drafter with no cache (n-gram) has nothing to roll back.")
+
+
 @st.fragment
 def round_view() -> None:
     cur: Cursor = st.session_state["rr_cursor"]
@@ -134,6 +161,8 @@ def round_view() -> None:
     # Per-position numbers, straight from the trace.
     frame = drafts_frame([r]).drop(columns=["round"])
     frame.insert(2, "text", [t.replace("\n", "↵") for t in chips.token_strings(pair.tokenizer, r.draft_tokens)])
+    overlap_col = "α here: Σ min(p, q) = 1 − TV(p, q)"
+    frame[overlap_col] = r.overlap if r.overlap is not None and verified else None
     if not verified:
         frame[["p(x)", "accept_prob"]] = None
     frame.loc[frame["draft_pos"] > shown, ["u", "verdict"]] = None
@@ -157,8 +186,15 @@ def round_view() -> None:
                           legend=dict(orientation="h", y=-0.25), xaxis=dict(type="category"))
         st.plotly_chart(fig, key="rr_bars")
     with right:
-        st.dataframe(tables.readable(frame, {c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u")}),
+        st.dataframe(tables.readable(frame, {c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u", overlap_col)}),
                      hide_index=True, key="rr_positions")
+        if verified and r.overlap:
+            st.caption(f"{layout.measured_badge()} The last column is this round's α at each position, from the full "
+                       "rows of p and q: Σ min(p, q), the chance that a draft drawn from q passes. It equals 1 − TV(p, q), "
+                       "one minus the total variation distance, and no rule that must output exactly p can accept a "
+                       "draft from q more often (min(p, q) is the most probability the two can share), so min(1, p/q) "
+                       "is the best possible coupling. The mean of the min(1, p/q) column estimates it from the one "
+                       "draft each position actually got.")
         if s.greedy:
             st.caption("Greedy: p and q are one-hot, so p(x) is 1 exactly when the draft is the target's argmax; "
                        "no uniform draws are needed.")
@@ -176,6 +212,7 @@ def round_view() -> None:
             c[2].plotly_chart(charts.prob_bars(r.residual_top or [], pair.tokenizer, "residual norm(max(0, p − q))",
                                                charts.RESIDUAL_COLOR, highlight=r.next_token, highlight_color=charts.INK),
                               key="rr_residual")
+            rollback_view(r)
             st.caption(f"The corrective token {charts.token_label(pair.tokenizer.decode([r.next_token]))} "
                        f"(outlined) was drawn from the residual, where it had probability {r.next_prob:.3f}. "
                        "The rejected draft (outlined in q) never has residual mass: a draft can be rejected only where "

@@ -57,3 +57,18 @@ def test_stepper_walks_every_step_once(pair):
     assert stepper.rounds_completed(rounds, cur) == len(rounds)
     assert stepper.next_step(rounds, cur) == cur and stepper.run_round(rounds, cur) == cur
     assert stepper.run_round(rounds, Cursor()) == Cursor(0, stepper.last_step(rounds[0]))
+
+
+def test_a_rejection_shows_both_caches_rolled_back_from_the_trace():
+    at = page("chapters/round_by_round.py", gamma=4, max_new=24, temp=1.0, seed=5)
+    for _ in range(10):  # run rounds until one ends with a corrective token
+        at.button(key="rr_round").click().run()
+        if any("Corrective token" in m.value for m in at.markdown):
+            break
+    assert not at.exception
+    cache = next(d.value for d in at.dataframe if "cache" in d.value.columns)
+    target = cache.iloc[0]
+    fed = target["after the verify pass"] - target["before the round"]  # the last token and the drafts
+    assert 2 <= fed and target["before the round"] < target["after the rollback"] < target["after the verify pass"]
+    assert list(cache["cache"]) == ["target", "drafter"]
+    assert any("1 − TV(p, q)" in c.value for c in at.caption)
