@@ -40,3 +40,15 @@ def test_alpha_dial_measures_each_drafter(pair):
     assert list(table["drafter"]) == list(pair.drafts)
     spec = chart(at, "ad_by_position")
     assert spec["data"][0]["x"] == [1, 2, 3]
+
+
+def test_hard_tasks_are_easier_measures_alpha_per_kind_of_text(pair):
+    from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
+    at = page("chapters/alpha_dial.py", max_new=8, temp=1.0)
+    at.button(key="ad_kinds_run").click().run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "kind of text" in d.value.columns)
+    expected = alpha_by_kind(pair.target, pair.draft, pair.tokenizer, at.session_state["settings"].sampling,
+                             context_length=pair.context_length)
+    assert list(table["kind of text"]) == list(KINDS)
+    assert list(table["measured α"]) == [round(expected[k]["alpha"], 3) for k in KINDS]
