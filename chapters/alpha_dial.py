@@ -10,22 +10,13 @@ from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, comp
 from specdec_core.analysis.round_stats import acceptance_by_position, calibration, measured_alpha, tokens_per_round
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
 from specdec_core.policies import POLICIES, Costs, describe, with_costs
-from ui import admission, charts, chips, demo, layout, measure, models, operator, settings, tables
+from ui import admission, charts, chips, demo, layout, measure, models, operator, paper, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
 TIMED_TOKENS, TIMING_REPEATS = 64, 3  # the wall-clock comparison: tokens per run, interleaved repetitions
-# Leviathan et al. (2022), Table 1: (alpha, gamma, operations, speed), assuming c = c_hat = 0.
-PAPER_TABLE_1 = [(0.6, 2, 1.53, 1.96), (0.7, 3, 1.58, 2.53), (0.8, 2, 1.23, 2.44), (0.8, 5, 1.63, 3.69),
-                 (0.9, 2, 1.11, 2.71), (0.9, 10, 1.60, 6.86)]
-# Leviathan et al. (2022), Table 2: T5-XXL (11B) target; (task, drafter, temperature, gamma, alpha, speed).
-PAPER_TABLE_2 = [("EnDe", "T5-small", 0, 7, 0.75, 3.4), ("EnDe", "T5-base", 0, 7, 0.80, 2.8),
-                 ("EnDe", "T5-large", 0, 7, 0.82, 1.7), ("EnDe", "T5-small", 1, 7, 0.62, 2.6),
-                 ("EnDe", "T5-base", 1, 5, 0.68, 2.4), ("EnDe", "T5-large", 1, 3, 0.71, 1.4),
-                 ("CNNDM", "T5-small", 0, 5, 0.65, 3.1), ("CNNDM", "T5-base", 0, 5, 0.73, 3.0),
-                 ("CNNDM", "T5-large", 0, 3, 0.74, 2.2), ("CNNDM", "T5-small", 1, 5, 0.53, 2.3),
-                 ("CNNDM", "T5-base", 1, 3, 0.55, 2.2), ("CNNDM", "T5-large", 1, 3, 0.56, 1.7)]
+PAPER_TABLE_1, PAPER_TABLE_2 = paper.TABLE_1, paper.TABLE_2
 # The policies raced against fixed γ, with their defaults.
 ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")
 DRAFTER_COLORS = [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]

@@ -1,10 +1,11 @@
 """Home: the idea in a sentence, the paper's figures next to this app's own, the history, the way in."""
 import streamlit as st
 
-from specdec_core import autoregressive_generate, speculative_generate
+from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis import race
+from specdec_core.analysis.round_stats import measured_alpha
 from specdec_core.sampling import SamplingConfig
-from ui import admission, chapters, demo, layout, models, settings
+from ui import admission, chapters, demo, layout, measure, models, paper, reading, settings
 
 HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
 
@@ -19,7 +20,7 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
                                 sampling=sampling, seed=seed, trace=False, on_round=admission.on_round)
     plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed,
                                     on_token=admission.on_token)
-    return {"tokens": len(spec.tokens), "tokens_per_pass": spec.tokens_per_pass,
+    return {"tokens": len(spec.tokens), "tokens_per_pass": spec.tokens_per_pass, "alpha": measured_alpha(spec.rounds),
             "acceptance": spec.acceptance_rate, "identical": spec.tokens == plain.tokens}
 
 
@@ -61,6 +62,7 @@ c[3].metric("Drafters", "77M–800M", help="T5-small, T5-base and T5-large; T5-s
 st.subheader("Measured here")
 pair, error = models.current_pair()
 s = settings.current()
+problem = h = request = None  # set below when the pair and the prompt can be used
 if pair is None:
     st.warning(f"No live figure: the model pair cannot be loaded here. {error}", icon=":material/cloud_off:")
 else:
@@ -77,7 +79,9 @@ else:
         m = st.columns(4)
         m[0].metric("Tokens per target pass", f"{h['tokens_per_pass']:.2f}",
                     help="Plain decoding makes exactly 1.00: one pass, one token.")
-        m[1].metric("Drafts accepted", f"{h['acceptance']:.0%}")
+        m[1].metric("Drafts accepted (accepted ÷ drafted)", f"{h['acceptance']:.0%}",
+                    help="Every draft made, including those after a rejection that were never judged; α, the mean "
+                         f"verdict over judged drafts, is {h['alpha']:.2f} here.")
         request = (models.pair_key(pair), s.signature())
         if st.button("Measure the wall-clock speedup here", key="home_speedup", icon=":material/timer:",
                      help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
@@ -130,14 +134,57 @@ st.markdown(
     "architect's; the pace is closer to the junior's. Here the architect is the **target** model, the junior "
     "is the **drafter**, and *reading it through once* is the single verification pass.")
 
-st.subheader("Take-aways")
-st.markdown(
-    "- Generating is serial; checking is parallel. Speculation turns most of the first into the second.\n"
-    "- A cheap drafter proposes γ tokens; the target scores all of them, plus one more position, in one pass.\n"
-    "- The accept/resample rule makes the output exactly the target's: greedy gives the same tokens, "
-    "sampling the same distribution.\n"
-    "- The gain is set by α (how often the drafter agrees) and γ (how far it guesses), with a best γ for each α.\n"
-    "- It pays when a pass over several positions costs about as much as one, as on a GPU waiting on memory.")
+st.subheader("Key Takeaways")
+st.caption(f"What to remember, each beside the chapter that shows it live: this machine's figure "
+           f"({layout.measured_badge()}) next to the paper's ({layout.paper_badge()}).")
+CHAPTER = {c.path: c for c in chapters.CHAPTERS}
+
+
+def takeaway(text: str, chapter: str, here: str, paper_figure: str) -> None:
+    with st.container(border=True):
+        st.markdown(f"**{text}**")
+        st.markdown(f"{layout.measured_badge()} {here}  \n{layout.paper_badge()} {paper_figure}")
+        st.page_link(CHAPTER[chapter].path, label=f"See it live: {CHAPTER[chapter].title}", icon=CHAPTER[chapter].icon)
+
+
+task, drafter_name, _, g_paper, a_paper, speed_paper = paper.HEADLINE_ROW
+if pair is None or problem or h is None:
+    st.caption("The figures measured here need the model pair and a usable prompt (see above).")
+else:
+    profile = measure.cost_profile(pair)
+    alpha_here = h["alpha"]
+    best_here = theory.optimal_gamma(alpha_here, profile.c, profile.v) if alpha_here == alpha_here else None
+    speedup_here = speedups().get(request)
+    takeaway("Generating is serial; checking is parallel. Speculation turns most of the first into the second.",
+             "chapters/serial_tax.py",
+             f"one target pass over γ + 1 = {s.gamma + 1} positions costs {profile.v(s.gamma):.2f} passes over one, "
+             f"on this machine's {pair.device.upper()}.",
+             "a pass over γ + 1 positions is charged as one (v = 1): an accelerator waiting on memory.")
+    takeaway("A cheap drafter proposes γ tokens; the target scores all of them, and one more position, in ONE pass.",
+             "chapters/round_by_round.py",
+             f"{h['tokens_per_pass']:.2f} tokens per target pass at γ = {s.gamma}, with a drafter costing "
+             f"c = {profile.c:.3f} of a target pass.",
+             f"{task}, {drafter_name} drafting for T5-XXL at γ = {g_paper}: α = {a_paper:.2f}, so "
+             f"{theory.expected_tokens(a_paper, g_paper):.2f} tokens per pass by the formula.")
+    takeaway("The accept/resample rule keeps the output exactly the target's: lossless.",
+             "chapters/identical_outputs.py",
+             ("greedy here: the speculative tokens are " + ("identical to plain decoding's." if h["identical"] else
+              "NOT identical to plain decoding's (a near-tie flipped: see Identical Outputs).")) if s.greedy else
+             "sampling here: the texts differ draw by draw; the distribution is the same, which the chi-square "
+             "test checks.",
+             "outputs identical to the T5X implementation's, proved for sampling.")
+    takeaway("It pays where a wide pass is nearly free: the paper's accelerator, not every machine.",
+             "chapters/race.py",
+             f"{speedup_here.median:.2f}× wall-clock (median of interleaved races)." if speedup_here else
+             "not measured yet: press *Measure the wall-clock speedup here* above.",
+             f"{paper.SPEEDUP} faster than T5X on T5-XXL, no retraining, identical outputs.")
+    takeaway("The gain is set by α (earned by the drafter) and γ (a slider), with a best γ for each α.",
+             "chapters/alpha_dial.py",
+             (f"α = {alpha_here:.2f} on the sidebar prompt; with this machine's c and v the best γ is {best_here}."
+              if best_here is not None else "no draft was judged on this request: try more tokens."),
+             f"{drafter_name} on {task}: α = {a_paper:.2f}, run at γ = {g_paper} for {speed_paper}× "
+             f"(Table 2; the app recomputes Table 1 on the α Dial).")
+reading.show()
 
 st.subheader("Chapters")
 for chapter in chapters.CHAPTERS[1:]:
