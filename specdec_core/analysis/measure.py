@@ -1,8 +1,10 @@
 """How every live figure is measured: one method for pages, benchmark and command line.
 
 1. Contestants are interleaved. Every comparison (plain against speculative, drafter against drafter,
-   γ against γ) runs its contestants once per repetition, A B C in one repetition and C B A in the
-   next (`interleaved_order`), so a slow moment of a shared machine hits all of them alike.
+   γ against γ, chain against tree, a variant against the target) is a `contest`: it runs its
+   contestants once per repetition, A B C in one repetition and C B A in the next
+   (`interleaved_order`), so a slow moment of a shared machine hits all of them alike. A run's time
+   is its decoding phase per new token (`decode_s_per_token`: the prompt's prefill left out).
 2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
    "1.62× (1.55–1.70, 5 runs)". A wide spread (`Measured.busy`) is a finding about the machine.
 3. Pass costs come from the passes the generations themselves make (`PassTimes`): the target's pass
@@ -31,7 +33,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import torch
 
@@ -134,6 +136,53 @@ def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, ho
         if r == planned and planned < limit and busy is not None and busy(out):
             planned = min(limit, planned + 2)
     return out
+
+
+@dataclass
+class Contest(Generic[T]):
+    """What a `contest` ran: each contestant's results, one per repetition, in the order of the
+    repetitions (a busy machine may have grown them past the repetitions asked for)."""
+    results: dict[Hashable, list[T]]
+    warm_up: dict[Hashable, T] = field(default_factory=dict)  # each contestant's untimed first run, if any
+
+    @property
+    def repeats(self) -> int:
+        return min((len(rs) for rs in self.results.values()), default=0)
+
+    def measured(self, name: Hashable, value: Callable[[T], float]) -> Measured:
+        """`value` of each of the contestant's repetitions: median and spread."""
+        return measured(value(r) for r in self.results[name])
+
+    def ratios(self, base: Hashable, name: Hashable, value: Callable[[T], float]) -> Measured:
+        """value(base) / value(name), repetition by repetition (e.g. plain seconds per token over a
+        contestant's: its speedup), median and spread."""
+        return ratios([value(r) for r in self.results[base]], [value(r) for r in self.results[name]])
+
+
+def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, hold=nullcontext,
+            progress: Progress | None = None, warm_up: bool = False,
+            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None) -> Contest[T]:
+    """The project's one way to compare: every contestant runs once per repetition, interleaved
+    (`interleave`: A B C, then C B A), after one untimed run each when `warm_up` (first calls allocate,
+    later ones only compute). `hold` is entered around every run, warm-ups included; `progress` is
+    called between runs, never inside one. With `busy` (the contest so far -> True while its figures
+    disagree too much) and `max_repeats`, two more repetitions run while `busy` says so."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    first: dict[Hashable, T] = {}
+    if warm_up:
+        for name, run in contestants.items():
+            with hold():
+                first[name] = run()
+    grow = None if busy is None else (lambda so_far: busy(Contest(so_far, first)))
+    return Contest(interleave(contestants, repeats, hold, progress, grow, max_repeats), first)
+
+
+def decode_s_per_token(results: "GenerationResult | Iterable[GenerationResult]") -> float:
+    """Seconds per new token of a generation (or of several together), the prompts' prefill left out:
+    the decoding phase, which is what speculation changes."""
+    batch = [results] if isinstance(results, GenerationResult) else list(results)
+    return sum(r.total_s - r.prefill_s for r in batch) / max(1, sum(len(r.tokens) for r in batch))
 
 
 def sync(device) -> None:
