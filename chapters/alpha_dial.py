@@ -138,7 +138,7 @@ with st.expander("The paper's measured T5-XXL results (Table 2), next to the for
 # --- measured on the live pair -------------------------------------------------------------------
 st.subheader("Measured: the live pair, drafter by drafter")
 ids = models.require_prompt_ids(pair)
-max_rounds = max(10, operator.policy().max_rounds // 10 * 10)  # the operator's bound on one request
+max_rounds = max(10, operator.rules().max_rounds // 10 * 10)  # the operator's bound on one request
 st.session_state["ad_rounds"] = min(st.session_state.get("ad_rounds", 60), max_rounds)
 n_rounds = st.slider("Rounds per drafter", 10, max_rounds, step=10, key="ad_rounds")
 gamma_run = st.session_state["ad_gamma"]

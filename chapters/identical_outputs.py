@@ -129,7 +129,7 @@ prefix = ids[:cut]
 c1.html(chips.provenance_html(pair.tokenizer, prefix, [], []))
 n_tokens = c2.radio("Test the next", (1, 2), format_func=lambda n: f"{n} token{'s' * (n > 1)}", horizontal=True,
                     index=lab.DOCUMENTED_N_TOKENS - 1, key="id_tokens")
-max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the operator's bound on one request
+max_k = max(lab.MIN_K, min(lab.MAX_K, operator.rules().max_lab_samples))  # the operator's bound on one request
 st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",

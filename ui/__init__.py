@@ -12,7 +12,7 @@ A page (in chapters/) typically calls:
     admission.cached(max_entries=N)    decorator instead of @st.cache_data for cached generations
     admission.on_round / on_token      core callbacks that let Streamlit stop a long run (tab closed)
     admission.Throttle()               ~10 redraws a second for live progress drawn inside a slot
-    operator.policy()                  the operator's settings (pairs offered, bounds on one request)
+    operator.rules()                   the operator's classroom rules (pairs offered, bounds on one request)
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.cost_profile / measure.draft_costs   c and v(γ) of this machine, from short runs' own passes
     measure.pass_sweep                 one pass over k positions (behind a button)
