@@ -16,7 +16,7 @@ from specdec_core.tree import EXACT_TREE
 from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
-LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
+LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/core/test_lab.py checks it)
 LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
 DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
 RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES, EXACT_MATCH, *lossy.RULES.values())}

@@ -22,7 +22,7 @@ A page (in chapters/) typically calls:
     charts.prob_bars / charts.token_label / charts.labels_for / charts.log_ticks
     charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK   colours of the viewer's theme, read on each use
     palette.color("accepted")          any colour by its role, for the viewer's light or dark theme;
-                                       never a hex code in a page (tests/core/test_palette.py checks them)
+                                       never a hex code in a page (tests/app/test_palette.py checks them)
     tables.show(rows, key=...)         a table with dashes for empty cells, and a scroll hint when wide
     layout.intro / layout.paper_badge / layout.measured_badge
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets

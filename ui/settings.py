@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
+from specdec_core.analysis import lab
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.sampling import SamplingConfig
@@ -31,7 +32,7 @@ FALLBACK_CONTEXT = 1024  # bounds before a pair is loaded (or when it cannot be)
 FALLBACK_VOCAB = 50257
 
 PRESETS = {
-    "Romeo at the window": "ROMEO:\nBut soft, what light through yonder window breaks?",
+    "Romeo at the window": lab.DOCUMENTED_PROMPT,  # the core's documented lab run starts from the defaults
     "Hamlet's question": "HAMLET:\nTo be, or not to be, that is the question:",
     "A citizen speaks": "First Citizen:\nBefore we proceed any further, hear me speak.",
     "Enter the king": "KING HENRY V:\nOnce more unto the breach, dear friends, once more;",
@@ -49,9 +50,9 @@ ADAPTIVE_ONLY = ("policy", "policy_max_gamma", "policy_threshold", "policy_signa
 @dataclass(frozen=True)
 class Settings:
     pair: str = "shakespeare"  # a key of specdec_core.pairs.PAIRS
-    prompt: str = PRESETS["Romeo at the window"]
-    gamma: int = 4  # draft tokens per round
-    temperature: float = 1.0  # 1 = the target's own distribution; 0 = greedy
+    prompt: str = lab.DOCUMENTED_PROMPT  # the defaults are the core's documented lab run
+    gamma: int = lab.DOCUMENTED_GAMMA  # draft tokens per round
+    temperature: float = lab.DOCUMENTED_TEMPERATURE  # 1 = the target's own distribution; 0 = greedy
     top_k: int = 0  # 0 = off
     top_p: float = 1.0  # 1 = off
     seed: int = 0  # every generation gets its own generator seeded with this

@@ -40,3 +40,10 @@ def test_settings_from_query_bounds():
     s, w = settings_from_query({"temp": "1e999", "top_p": "nan"})
     assert math.isfinite(s.temperature) and s.top_p == 1.0 and len(w) == 2
     assert settings_from_query({}) == (Settings(), [])
+
+
+def test_the_apps_defaults_are_the_cores_documented_lab_run():
+    from specdec_core.analysis import lab
+    from ui import settings
+    assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
+    assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)
