@@ -175,13 +175,17 @@ def test_lanes_take_no_callback_that_could_run_while_timed():
         assert not any(name.startswith("on_") for name in inspect.signature(fn).parameters)
 
 
-def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(small_pair):
+def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(small_pair, monkeypatch):
     target, draft = small_pair
-    calls = []
+    calls, pause, skipped = [], 1000.0, [0.0]
+    real = time.perf_counter
+    # A page drawing its progress bar between lanes: the clock jumps 1000 s each time (no real sleep, so
+    # the verdict does not depend on how long a lane takes on a busy machine).
+    monkeypatch.setattr(time, "perf_counter", lambda: real() + skipped[0])
 
-    def slow_progress(fraction, text):  # a page drawing its progress bar: 50 ms each time
+    def slow_progress(fraction, text):
         calls.append(fraction)
-        time.sleep(0.05)
+        skipped[0] += pause
 
     t0 = time.perf_counter()
     result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, max_repeats=3,
@@ -191,11 +195,11 @@ def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(
     assert result.identical and len(result.repetitions) == 3 and result.speedups.n == 3
     for plain, spec in result.repetitions:
         for lane in (plain, spec):
-            # The lane's time is the generation's own wall time plus at most the clock reads around it.
-            assert lane.result.total_s <= lane.elapsed < lane.result.total_s + 0.01
-            assert lane.elapsed < 0.05  # none of the 50 ms pauses is inside
+            # The lane's time is the generation's own wall time plus the clock reads around it ...
+            assert lane.result.total_s <= lane.elapsed
+            assert lane.elapsed < pause  # ... and none of the pauses is inside
             assert lane.times == sorted(lane.times) and lane.times[-1] <= lane.elapsed
-    assert sum(p.elapsed + s.elapsed for p, s in result.repetitions) + 6 * 0.05 <= wall
+    assert sum(p.elapsed + s.elapsed for p, s in result.repetitions) + 6 * pause <= wall
     assert result.speedups.runs == tuple(p.elapsed / s.elapsed for p, s in result.repetitions)
     assert result.speedup == result.speedups.median
     shown = result.standard.elapsed / result.speculative.elapsed
