@@ -4,7 +4,8 @@
    γ against γ, chain against tree, a variant against the target) is a `contest`: it runs its
    contestants once per repetition, A B C in one repetition and C B A in the next
    (`interleaved_order`), so a slow moment of a shared machine hits all of them alike. A run's time
-   is its decoding phase per new token (`decode_s_per_token`: the prompt's prefill left out).
+   is its decoding phase (`decode_seconds`: the prompt's prefill left out), per new token
+   (`decode_s_per_token`); the live race's lanes, which a page replays, keep the whole wall clock.
 2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
    "1.62× (1.55–1.70, 5 runs)". A wide spread (`Measured.busy`) is a finding about the machine.
 3. Pass costs come from the passes the generations themselves make (`PassTimes`): the target's pass
@@ -178,11 +179,17 @@ def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, ho
     return Contest(interleave(contestants, repeats, hold, progress, grow, max_repeats), first)
 
 
+def decode_seconds(result: GenerationResult) -> float:
+    """A generation's decoding phase: its time less the target's prefill of the prompt, which is the
+    same for every decoder (the drafter's own pass over the prompt stays in, charged to speculation)."""
+    return result.total_s - result.prefill_s
+
+
 def decode_s_per_token(results: "GenerationResult | Iterable[GenerationResult]") -> float:
-    """Seconds per new token of a generation (or of several together), the prompts' prefill left out:
-    the decoding phase, which is what speculation changes."""
+    """Seconds per new token of a generation (or of several together) in the decoding phase
+    (`decode_seconds`), which is what speculation changes."""
     batch = [results] if isinstance(results, GenerationResult) else list(results)
-    return sum(r.total_s - r.prefill_s for r in batch) / max(1, sum(len(r.tokens) for r in batch))
+    return sum(decode_seconds(r) for r in batch) / max(1, sum(len(r.tokens) for r in batch))
 
 
 def sync(device) -> None:

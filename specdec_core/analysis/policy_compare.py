@@ -16,7 +16,7 @@ from ..policies import Costs, as_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Measured, Progress, contest, ratios
+from .measure import Measured, Progress, contest, decode_seconds, ratios
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
 
 PLAIN = "plain decoding"
@@ -73,7 +73,7 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
                        repeats, hold=hold, progress=report)
         for label, results in done.results.items():
             c = out[label]
-            c.seconds += [res.total_s - res.prefill_s for res in results]
+            c.seconds += [decode_seconds(res) for res in results]
             c.rounds += results[0].rounds
             c.tokens += len(results[0].tokens)
             c.target_passes += results[0].target_passes
