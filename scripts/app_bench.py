@@ -129,8 +129,8 @@ class Library:
 def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
     """App and library take turns, app first in even rounds and library first in odd ones (the
     method the app itself uses), so a busy moment of the machine hits both alike."""
-    from specdec_core.analysis.measure import interleave
-    out = interleave({"app": lambda: app_click(page), "library": library.click}, clicks)
+    from specdec_core.analysis.measure import contest
+    out = contest({"app": lambda: app_click(page), "library": library.click}, clicks).results
     return out["app"], out["library"]
 
 

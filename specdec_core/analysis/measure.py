@@ -329,7 +329,7 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
         runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
         if i == 0:
             runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
-    interleave(runs, repeats, hold, progress)
+    contest(runs, repeats, hold=hold, progress=progress)
     return times
 
 
@@ -357,7 +357,8 @@ def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, 
     """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
     median of `passes` passes after one warm-up)."""
     runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
-    return {k: measured(ts) for k, ts in interleave(runs, repeats, hold, progress).items()}
+    done = contest(runs, repeats, hold=hold, progress=progress)
+    return {k: done.measured(k, float) for k in runs}
 
 
 def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
@@ -370,7 +371,7 @@ def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int
                  for k in ks})
     if ("target", 1) not in runs:
         runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
-    med = {name: statistics.median(ts) for name, ts in interleave(runs, rounds).items()}
+    med = {name: statistics.median(ts) for name, ts in contest(runs, rounds).results.items()}
     return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
 

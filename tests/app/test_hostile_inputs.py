@@ -20,6 +20,7 @@ from ui.admission import Gate
 from ui.classroom import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, is_hub_id, looks_like_path_or_url, rules_from
 
 ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 120  # how long a thread may take to get somewhere: generous, so a busy machine only makes it slower
 APP = str(ROOT / "app.py")
 SCRIPT = "<script>alert('x')</script><img src=x onerror=alert(1)> & <b>bold</b>"
 
@@ -409,17 +410,17 @@ def test_a_stopped_run_leaves_the_queue_and_frees_its_slot(small_gate, monkeypat
 
     holder_thread, waiter_thread = threading.Thread(target=holder), threading.Thread(target=waiter)
     holder_thread.start()
-    assert holding.wait(5)
+    assert holding.wait(WAIT_S)
     waiter_thread.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + WAIT_S
     while small_gate.waiting < 1 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert small_gate.waiting == 1 and small_gate.running == 1
     stopped.add(waiter_thread.name)  # the queued student closes the tab
-    waiter_thread.join(5)
+    waiter_thread.join(WAIT_S)
     assert outcome == {"waiter": "stopped while queued"} and small_gate.waiting == 0 and small_gate.running == 1
     stopped.add(holder_thread.name)  # the generating student changes a setting mid-generation
-    holder_thread.join(5)
+    holder_thread.join(WAIT_S)
     assert outcome["holder"] == "stopped"
     assert small_gate.running == 0 and small_gate.waiting == 0
     with admission.slot():  # and the next student gets in at once
