@@ -213,7 +213,7 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
     """Measure every variant against the fp32 target on `prompts` (held-out token ids): speed where the
     variant is real, teacher-forced and free-running agreement, distance; speculative decoding with
     `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness).
-    c comes from the runs' own passes; `hold` is taken around each run (`measure.interleave`)."""
+    c comes from the runs' own passes; `hold` is taken around each run (`measure.contest`)."""
     if not prompts:
         raise ValueError("prompts is empty: pass at least one held-out prompt")
     report = progress or (lambda fraction, text: None)
