@@ -24,22 +24,17 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
             "acceptance": spec.acceptance_rate, "identical": spec.tokens == plain.tokens}
 
 
-@st.cache_resource(show_spinner=False)
-def speedups() -> dict:
-    """Request -> the latest measured wall-clock race on Home, shared by every visitor of this server."""
-    return {}
-
-
-def measure_speedup(request: tuple, ids: list[int], progress) -> None:
+def measure_speedup(ids: list[int], progress) -> dict:
     """The core's race of the headline request (interleaved repetitions, median and spread), kept for
-    every visitor: it sits behind a button so that it never delays Home's first paint."""
+    every visitor (`demo.run(shared=True)`): it sits behind a button so that it never delays Home's
+    first paint."""
     with admission.slot("the live figure"):
         race.warm_up(pair.target, pair.draft, ids, s.gamma)
     cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
     result = race.live_race(pair.target, pair.draft, ids, s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.sampling,
                             s.effective_seed, max_repeats=cap, warm=False, hold=demo.hold("the live figure"),
-                            progress=progress)
-    speedups()[request] = result.speedups
+                            progress=lambda f, text: progress(f, f"Racing: {text}"))
+    return {"speedups": result.speedups}
 
 
 st.header(layout.TITLE)  # every chapter opens with a header, then subheaders
@@ -62,7 +57,7 @@ c[3].metric("Drafters", "77M–800M", help="T5-small, T5-base and T5-large; T5-s
 st.subheader("Measured here")
 pair, error = models.current_pair()
 s = settings.current()
-problem = h = request = None  # set below when the pair and the prompt can be used
+problem = h = request = speedup = None  # set below when the pair and the prompt can be used
 if pair is None:
     st.warning(f"No live figure: the model pair cannot be loaded here. {error}", icon=":material/cloud_off:")
 else:
@@ -83,13 +78,13 @@ else:
                     help="Every draft made, including those after a rejection that were never judged; α, the mean "
                          f"verdict over judged drafts, is {h['alpha']:.2f} here.")
         request = (models.pair_key(pair), s.signature())
-        if st.button("Measure the wall-clock speedup here", key="home_speedup", icon=":material/timer:",
-                     help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
-                          f"(up to {race.RACE_MAX_REPEATS} while the races disagree)."):
-            bar = st.progress(0.0, text="Racing…")
-            measure_speedup(request, ids, lambda f, text: bar.progress(min(f, 1.0), text=f"Racing: {text}"))
-            bar.empty()
-        speedup = speedups().get(request)
+        demo.run("Measure the wall-clock speedup here", key="home_speedup", state="home_speedup", signature=request,
+                 work=lambda progress: measure_speedup(ids, progress), what="the live figure", slot=False,
+                 shared=True, progress_text="Racing…", icon=":material/timer:",
+                 help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
+                      f"(up to {race.RACE_MAX_REPEATS} while the races disagree).")
+        stored = demo.latest("home_speedup", request, shared=True)
+        speedup = stored["speedups"] if stored else None
         m[2].metric("Wall-clock speedup here", f"{speedup.median:.2f}×" if speedup else "—",
                     help="Plain time / speculative time of the same request, prompt processing included, median of "
                          f"{race.RACE_REPEATS} to {race.RACE_MAX_REPEATS} interleaved races. On a CPU a pass over "
@@ -154,7 +149,7 @@ else:
     profile = measure.cost_profile(pair)
     alpha_here = h["alpha"]
     best_here = theory.optimal_gamma(alpha_here, profile.c, profile.v) if alpha_here == alpha_here else None
-    speedup_here = speedups().get(request)
+    speedup_here = speedup
     takeaway("Generating is serial; checking is parallel. Speculation turns most of the first into the second.",
              "chapters/serial_tax.py",
              f"one target pass over γ + 1 = {s.gamma + 1} positions costs {profile.v(s.gamma):.2f} passes over one, "
