@@ -40,6 +40,22 @@ st.session_state.setdefault("ad_gamma", s.gamma)
 st.session_state.setdefault("ad_c", c_default)
 st.session_state.setdefault("ad_hw", False)
 
+# --- the cost model (these α / γ / c controls are the app's one set: the race reads them too) -------------
+st.subheader("The cost of a round")
+st.markdown("A round costs γ draft passes, each c of a target pass (c = draft pass ÷ target pass), plus the one "
+            "target pass over γ + 1 positions, v(γ) single passes (The Serial Tax measured v; the paper takes "
+            "v = 1). If each draft is accepted with probability α, independently, a round yields on average:")
+st.latex(r"E[\text{tokens per target pass}] = \frac{1-\alpha^{\gamma+1}}{1-\alpha}\qquad"
+         r"\text{speedup} = \frac{E[\text{tokens}]}{\gamma c + v(\gamma)}\qquad"
+         r"\text{the paper: } v = 1")
+st.caption("Costs in units of one single-position target pass. α is assumed the same at every position; the "
+           "measured runs further down show how far that holds. This machine's c and v(γ) come "
+           f"{measure.pass_times(pair).describe()} (measured once per server process).")
+
+
+def use_measured_c() -> None:
+    st.session_state["ad_c"] = c_default
+
 
 @st.fragment
 def explorer() -> None:
@@ -48,6 +64,7 @@ def explorer() -> None:
     gamma = g.slider("γ (draft length)", 1, 16, key="ad_gamma")
     c = cc.slider("c (draft pass / target pass)", 0.0, 1.0, step=0.005, key="ad_c", format="%.3f",
                   help=f"Measured for this pair: {profile.c:.3f}.")
+    cc.button("Use the measured c", key="ad_use_c", on_click=use_measured_c)
     use_hw = hw.toggle("This machine's v(γ)", key="ad_hw",
                        help="Off: the paper's model, a pass over γ+1 positions costs one pass (v = 1). "
                             "On: the v(γ) measured here.")
@@ -97,6 +114,19 @@ def explorer() -> None:
     fig_s.add_hline(y=1, line_dash="dash", line_color=charts.MUTED)
     left.plotly_chart(fig_e, key="ad_expected")
     right.plotly_chart(fig_s, key="ad_speedup")
+    cs = [i / 100 for i in range(0, 101)]
+    fig_c = go.Figure()
+    fig_c.add_scatter(x=cs, y=[theory.speedup(alpha, gamma, x, 1.0) for x in cs], name="paper (v = 1)",
+                      line_color=charts.P_COLOR)
+    fig_c.add_scatter(x=cs, y=[theory.speedup(alpha, gamma, x, profile.v) for x in cs], name="this machine's v(γ)",
+                      line_color=charts.RESIDUAL_COLOR)
+    fig_c.add_vline(x=min(profile.c, 1.0), line_dash="dot", line_color=chips.KINDS["accepted"].color,
+                    annotation_text=f"measured c = {profile.c:.3f}")
+    fig_c.add_hline(y=1, line_dash="dash", line_color=charts.MUTED)
+    fig_c.update_layout(title=f"Speedup against c (α = {alpha:.2f}, γ = {gamma}): every draft costs c, accepted "
+                              "or not", xaxis_title="c", yaxis_title="speedup (×)", height=320, margin=dict(t=40, b=8),
+                        legend=dict(orientation="h", y=-0.3))
+    st.plotly_chart(fig_c, key="ad_speedup_c")
     if measured:
         st.caption("◆ measured on the live pair (at the γ it was run with); dashed: the formula at that drafter's "
                    "measured α. The speedup ◆ is wall-clock on this machine, so compare it with the curve when "

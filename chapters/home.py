@@ -1,27 +1,12 @@
 """Home: the idea in a sentence, the paper's figures next to this app's own, the history, the way in."""
 import streamlit as st
 
-from specdec_core import autoregressive_generate, speculative_generate, theory
 from specdec_core.analysis import race
-from specdec_core.analysis.round_stats import measured_alpha
-from specdec_core.sampling import SamplingConfig
-from ui import admission, chapters, demo, layout, measure, models, paper, reading, settings
+from ui import admission, chapters, demo, layout, models, settings
+from ui import headline as headline_mod
 
-HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
-
-
-@admission.cached(max_entries=64, what="the live figure")
-def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
-             top_k: int, top_p: float, seed: int, _pair) -> dict:
-    """One speculative and one plain generation of the same request: tokens per target pass,
-    acceptance, and whether the tokens agree (nothing timed: the wall clock is `measure_speedup`)."""
-    sampling = SamplingConfig.from_controls(temperature, top_k, top_p)
-    spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=sampling, seed=seed, trace=False, on_round=admission.on_round)
-    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed,
-                                    on_token=admission.on_token)
-    return {"tokens": len(spec.tokens), "tokens_per_pass": spec.tokens_per_pass, "alpha": measured_alpha(spec.rounds),
-            "acceptance": spec.acceptance_rate, "identical": spec.tokens == plain.tokens}
+HEADLINE_TOKENS = headline_mod.HEADLINE_TOKENS
+headline = headline_mod.headline
 
 
 def measure_speedup(ids: list[int], progress) -> dict:
@@ -129,57 +114,8 @@ st.markdown(
     "architect's; the pace is closer to the junior's. Here the architect is the **target** model, the junior "
     "is the **drafter**, and *reading it through once* is the single verification pass.")
 
-st.subheader("Key Takeaways")
-st.caption(f"What to remember, each beside the chapter that shows it live: this machine's figure "
-           f"({layout.measured_badge()}) next to the paper's ({layout.paper_badge()}).")
-CHAPTER = {c.path: c for c in chapters.CHAPTERS}
-
-
-def takeaway(text: str, chapter: str, here: str, paper_figure: str) -> None:
-    with st.container(border=True):
-        st.markdown(f"**{text}**")
-        st.markdown(f"{layout.measured_badge()} {here}  \n{layout.paper_badge()} {paper_figure}")
-        st.page_link(CHAPTER[chapter].path, label=f"See it live: {CHAPTER[chapter].title}", icon=CHAPTER[chapter].icon)
-
-
-task, drafter_name, _, g_paper, a_paper, speed_paper = paper.HEADLINE_ROW
-if pair is None or problem or h is None:
-    st.caption("The figures measured here need the model pair and a usable prompt (see above).")
-else:
-    profile = measure.cost_profile(pair)
-    alpha_here = h["alpha"]
-    best_here = theory.optimal_gamma(alpha_here, profile.c, profile.v) if alpha_here == alpha_here else None
-    speedup_here = speedup
-    takeaway("Generating is serial; checking is parallel. Speculation turns most of the first into the second.",
-             "chapters/serial_tax.py",
-             f"one target pass over γ + 1 = {s.gamma + 1} positions costs {profile.v(s.gamma):.2f} passes over one, "
-             f"on this machine's {pair.device.upper()}.",
-             "a pass over γ + 1 positions is charged as one (v = 1): an accelerator waiting on memory.")
-    takeaway("A cheap drafter proposes γ tokens; the target scores all of them, and one more position, in ONE pass.",
-             "chapters/round_by_round.py",
-             f"{h['tokens_per_pass']:.2f} tokens per target pass at γ = {s.gamma}, with a drafter costing "
-             f"c = {profile.c:.3f} of a target pass.",
-             f"{task}, {drafter_name} drafting for T5-XXL at γ = {g_paper}: α = {a_paper:.2f}, so "
-             f"{theory.expected_tokens(a_paper, g_paper):.2f} tokens per pass by the formula.")
-    takeaway("The accept/resample rule keeps the output exactly the target's: lossless.",
-             "chapters/identical_outputs.py",
-             ("greedy here: the speculative tokens are " + ("identical to plain decoding's." if h["identical"] else
-              "NOT identical to plain decoding's (a near-tie flipped: see Identical Outputs).")) if s.greedy else
-             "sampling here: the texts differ draw by draw; the distribution is the same, which the chi-square "
-             "test checks.",
-             "outputs identical to the T5X implementation's, proved for sampling.")
-    takeaway("It pays where a wide pass is nearly free: the paper's accelerator, not every machine.",
-             "chapters/race.py",
-             f"{speedup_here.median:.2f}× wall-clock (median of interleaved races)." if speedup_here else
-             "not measured yet: press *Measure the wall-clock speedup here* above.",
-             f"{paper.SPEEDUP} faster than T5X on T5-XXL, no retraining, identical outputs.")
-    takeaway("The gain is set by α (earned by the drafter) and γ (a slider), with a best γ for each α.",
-             "chapters/alpha_dial.py",
-             (f"α = {alpha_here:.2f} on the sidebar prompt; with this machine's c and v the best γ is {best_here}."
-              if best_here is not None else "no draft was judged on this request: try more tokens."),
-             f"{drafter_name} on {task}: α = {a_paper:.2f}, run at γ = {g_paper} for {speed_paper}× "
-             f"(Table 2; the app recomputes Table 1 on the α Dial).")
-reading.show()
+st.markdown("The story ends with its **Key Takeaways**, each next to the chapter that shows it live, and the "
+            "papers to read next.")
 
 st.subheader("Chapters")
 for chapter in chapters.CHAPTERS[1:]:

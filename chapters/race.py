@@ -149,30 +149,31 @@ else:
 # --- simulated race ----------------------------------------------------------------------------------
 st.subheader("Simulated: ideal hardware against this machine")
 st.markdown(
-    "The paper's model: every draft is accepted independently with probability α; a round costs γ·c for "
-    "the drafts plus v for the one target pass over γ + 1 positions. On ideal hardware v = 1. On this "
+    "The α Dial's cost model, raced: every draft is accepted independently with probability α; a round costs "
+    "γ·c for the drafts plus v for the one target pass over γ + 1 positions. On ideal hardware v = 1. On this "
     f"machine v(γ) and c are measured: c = {profile.c:.3f} and v({s.gamma}) = {profile.v(s.gamma):.2f} for "
-    "the default drafter. Time is counted in target passes of one position.")
-st.session_state.setdefault("race_alpha", 0.8)
-st.session_state.setdefault("race_gamma", s.gamma)
-st.session_state.setdefault("race_c", 0.02)
+    f"the drafter *{next(iter(pair.drafts))}*. Time is counted in target passes of one position.")
+# α, γ and c are the α Dial's controls (one set for the app; ui/frame.py keeps them across pages).
+st.session_state.setdefault("ad_alpha", 0.8)
+st.session_state.setdefault("ad_gamma", s.gamma)
+st.session_state.setdefault("ad_c", round(min(max(profile.c, 0.0), 1.0), 3))
 st.session_state.setdefault("race_tokens", 40)
 
 
 def use_measured_alpha() -> None:
-    st.session_state["race_alpha"] = st.session_state["race_alpha_measured"]
+    st.session_state["ad_alpha"] = st.session_state["race_alpha_measured"]
 
 
 @st.fragment
 def simulated_race() -> None:
     """The simulated race: a fragment, so its sliders and Play rerun only this section."""
-    cols = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
-    alpha = cols[0].slider("α", 0.0, 0.99, step=0.01, key="race_alpha")
-    gamma = cols[1].slider("γ", 1, 16, key="race_gamma")
-    c = cols[2].slider("c on ideal hardware", 0.0, 0.5, step=0.005, format="%.3f", key="race_c",
-                       help="Draft pass / target pass. The explainer's default: a drafter 50× cheaper, c = 0.02.")
-    n_tokens = cols[3].slider("Tokens", 10, 200, step=10, key="race_tokens")
-    cols[4].button("Use the live α", key="race_use_alpha", on_click=use_measured_alpha,
+    alpha, gamma, c = (st.session_state[k] for k in ("ad_alpha", "ad_gamma", "ad_c"))
+    cols = st.columns([6, 3, 2], vertical_alignment="bottom")
+    with cols[0]:
+        st.markdown(f"α = **{alpha:.2f}**, γ = **{gamma}**, c on ideal hardware = **{c:.3f}**")
+        st.page_link("chapters/alpha_dial.py", label="Set α, γ and c on The α Dial", icon=":material/tune:")
+    n_tokens = cols[1].slider("Tokens", 10, 200, step=10, key="race_tokens")
+    cols[2].button("Use the live α", key="race_use_alpha", on_click=use_measured_alpha,
                    disabled=not st.session_state.get("race_alpha_measured"),
                    help="The α measured in the live race above (run it first).")
 

@@ -1,14 +1,19 @@
 """Chapter: A Round, Token by Token. Real rounds of speculative decoding on the sidebar prompt, shown
 step by step from the core's trace: drafts and q, one target pass and p, each verdict, then the
 corrective token (from the residual) or the bonus token."""
+import math
+
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.subplots import make_subplots
 
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
 from ui import admission, charts, chips, layout, measure, models, settings, stepper, tables
 from ui.stepper import Cursor
+
+TOP_SHOWN = 5  # entries of p shown per position in the γ+1 distributions
 
 s = settings.current()
 pair = models.require_pair()
@@ -33,6 +38,38 @@ layout.intro(
     "press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform draws "
     "disappear and a draft passes exactly when it is the target's top choice.")
 
+# --- the rules ----------------------------------------------------------------------------------
+st.subheader("The acceptance rule, exactly")
+st.markdown("A round: the *drafter* (the small model) draws γ tokens x₁…x_γ one after another, each from its own "
+            "next-token distribution q; the *target* then scores them all in one pass, which gives its own "
+            "distribution p at each of the γ + 1 positions. The rule decides, left to right, which drafts to keep.")
+g, smp = st.columns(2)
+with g:
+    st.markdown("**Greedy (temperature 0).** Both p and q put all their mass on one token.")
+    st.latex(r"\text{accept } x_i \iff x_i = \arg\max p_i")
+    st.markdown("At the first draft that is not the target's argmax, emit the target's argmax instead; if all "
+                "pass, emit the argmax of p at position γ+1. Every token is the one plain greedy decoding would "
+                "pick, so the text is identical token for token.")
+with smp:
+    st.markdown("**Sampling.** Draw a uniform u for each draft, left to right:")
+    st.latex(r"\text{accept } x_i \text{ while } u_i < \frac{p_i(x_i)}{q_i(x_i)}\quad (u_i \sim U(0,1))")
+    st.markdown("At the first rejection, draw the corrective token from the residual at that position:")
+    st.latex(r"x \sim \operatorname{norm}\big(\max(0,\ p - q)\big)")
+    st.markdown("If every draft passes, draw a bonus token from p itself at position γ+1 (no residual: there "
+                "is no draft there to correct).")
+st.markdown("**Why the combination samples exactly from p.** A token y comes out of the accept branch with "
+            "probability q(y) · min(1, p(y)/q(y)) = min(p(y), q(y)). A rejection happens with the probability "
+            "that is left over, 1 − Σ min(p, q) = Σ max(0, p − q), and then y is drawn with probability "
+            "max(0, p(y) − q(y)) / Σ max(0, p − q). Adding the two routes:")
+st.latex(r"P(y) = \min\big(p(y), q(y)\big) + \max\big(0,\ p(y) - q(y)\big) = p(y)")
+st.markdown("So whatever the drafter proposes, each emitted token has exactly the target's distribution; a "
+            "good drafter only makes the first route more likely, which is where the speed comes from.")
+
+st.subheader("Real rounds, step by step")
+st.markdown("Each round's γ comes from the sidebar's *draft-length policy*: the paper's fixed γ, or an adaptive "
+            "policy that picks γ from what earlier rounds showed or stops drafting early when the drafter is unsure "
+            "of its next token. No policy can look at the coming verdicts, so every one of them keeps the output "
+            "exact; The α Dial races them. Above each round's chips, the page says why its drafting stopped.")
 try:
     with st.spinner("Generating the rounds…", show_time=True):
         result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
@@ -95,9 +132,8 @@ def rollback_view(r) -> None:
                      "after the rollback": catch[1] if catch else None,
                      "what changed": "fed the drafts as it drew them; at its next call it drops what the text no longer "
                                      "shares and feeds the corrective token (its catch-up)"})
-    st.markdown("**The KV caches around the rejection.** A model's *KV cache* keeps the attention keys and values "
-                "of every token it has already read, so a pass only computes the new positions. Rejected drafts "
-                "must leave both caches:")
+    st.markdown("**The KV caches around the rejection.** Each model keeps a KV cache (The Serial Tax: the keys "
+                "and values of every token it has read). Rejected drafts must leave both caches:")
     tables.show(rows, key="rr_caches")
     st.caption(f"{layout.measured_badge()} Token counts read from this round's trace. The target's cache never "
                "holds the corrective token: it is the last committed token, fed by the next verify pass. The "
@@ -245,3 +281,53 @@ def round_view() -> None:
 
 
 round_view()
+
+
+# --- one real round ------------------------------------------------------------------------------
+@admission.cached(max_entries=64, what="this round")
+def one_round(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, temperature: float, top_k: int,
+              top_p: float, seed: int, _pair):
+    """The trace of the first round of a speculative generation (the core's data, nothing re-derived)."""
+    window = _pair.context_length - len(prompt_ids)
+    result = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,
+                                  max_new_tokens=max(1, min(gamma + 1, window)),
+                                  sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
+                                  seed=seed, max_rounds=1, trace=True)
+    return result.rounds[0]
+
+
+st.subheader("One target pass, γ+1 distributions")
+ids, problem = models.prompt_problem(pair, s)
+if problem:
+    st.warning(problem, icon=":material/edit_note:")
+else:
+    with st.spinner("Running one round…"):
+        r = one_round(models.pair_key(pair), tuple(ids), s.gamma, s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
+    n = len(r.draft_tokens)
+    tok = chips.token_strings(pair.tokenizer, r.draft_tokens)
+    kinds = ["accepted" if i < r.n_accepted else "rejected" if i == r.n_accepted else "unchecked" for i in range(n)]
+    st.markdown(f"Sidebar prompt and settings (γ = {s.gamma}, {s.describe_sampling()}, seed {s.seed}). The drafter "
+                f"proposed {n} tokens in {len(r.draft_pass_s)} passes ({sum(r.draft_pass_s) * 1e3:.2f} ms); "
+                f"the target then produced all **{n + 1} distributions** below in **one** pass "
+                f"({r.target_pass_s * 1e3:.2f} ms).")
+    chips.show(chips.chips(tok + [pair.tokenizer.decode([r.next_token])], kinds + [r.next_kind]))
+    cols = min(n + 1, 4)
+    rows = math.ceil((n + 1) / cols)
+    titles = [f"p at position {i + 1} · draft {charts.token_label(tok[i])}" if i < n else
+              f"p at position {n + 1} (after the last draft)" for i in range(n + 1)]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.12)
+    for i, top in enumerate(r.p_top):
+        top = top[:TOP_SHOWN][::-1]
+        draft = r.draft_tokens[i] if i < n else None
+        color = [(chips.KINDS[kinds[i]].color if i < n and t == draft else charts.P_COLOR) for t, _ in top]
+        fig.add_bar(x=[p for _, p in top], y=charts.labels_for(pair.tokenizer, [t for t, _ in top]), orientation="h",
+                    marker_color=color, showlegend=False, hovertemplate="%{y}: %{x:.4f}<extra></extra>",
+                    row=i // cols + 1, col=i % cols + 1)
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(type="category")
+    fig.update_annotations(font_size=11)
+    fig.update_layout(height=220 * rows + 40, margin=dict(t=40, b=8, l=8, r=8))
+    st.plotly_chart(fig, key="vf_dists")
+    st.caption("Top entries of the target's p at each position. A bar in the draft's verdict colour marks the "
+               "token the drafter proposed there (if it is among the top entries). Nothing here needed a second "
+               "target pass.")

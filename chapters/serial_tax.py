@@ -101,7 +101,9 @@ else:
 # --- one pass over k positions -------------------------------------------------------------------
 st.subheader("Measured here: one target pass over k new positions")
 st.caption(f"Times one pass of the target over k = 1…{measure.SWEEP_KS[-1]} new positions, {measure.CONTEXT} tokens "
-           f"already in the KV cache: every k once per repetition, {measure.SWEEP_REPEATS} repetitions taking turns "
+           "already in the KV cache (the *KV cache* keeps the attention keys and values of every token the model "
+           "has read, so a pass computes only the new positions): every k once per repetition, "
+           f"{measure.SWEEP_REPEATS} repetitions taking turns "
            "in opposite orders, so a busy moment of the machine hits every k alike.")
 # The latest sweep is kept for everyone on this server (`shared`): it is about this machine, not a session.
 demo.run(f"Time one pass over k = 1…{measure.SWEEP_KS[-1]}", key="st_sweep_run", state="st_sweep",
@@ -171,3 +173,27 @@ st.markdown(
 st.caption(f"Each point: the median over {measure.SWEEP_REPEATS} repetitions of the median of {measure.SWEEP_PASSES} "
            f"timed passes (after one warm-up pass), {models.configure_torch()} torch thread(s). Other load on the "
            "machine shows up here too, in the spread.")
+
+# --- "free" is a fact about GPUs: v(γ), the factor the cost model uses ---------------------------------
+st.subheader("“Free” is a fact about GPUs: the verify factor v(γ)")
+st.markdown(
+    "Speculative decoding will ask the target for one pass over **γ + 1** positions, where γ is the number of "
+    "tokens a small *drafter* guesses ahead (the next chapter shows a round). The paper charges that pass as "
+    "**one** pass, however many positions it covers: on an accelerator waiting on memory, the extra positions "
+    "ride along on arithmetic that would otherwise sit idle. Here the factor is measured instead: "
+    "**v(γ)** = one pass over γ + 1 positions ÷ one pass over 1. When v(γ) grows with γ, every round costs more "
+    "than the paper's model says and the speedup is smaller; the algorithm and its exactness are unchanged.")
+V_GAMMAS = list(range(1, 17))
+profile = measure.cost_profile(pair)
+fig = go.Figure()
+fig.add_scatter(x=V_GAMMAS, y=[profile.v(g) for g in V_GAMMAS], name=f"measured here ({pair.device})",
+                mode="lines+markers", line_color=charts.RESIDUAL_COLOR)
+fig.add_scatter(x=V_GAMMAS, y=[1] * len(V_GAMMAS), name="the paper's assumption, v = 1", mode="lines",
+                line_dash="dash", line_color=charts.P_COLOR)
+fig.add_scatter(x=V_GAMMAS, y=[g + 1 for g in V_GAMMAS], name="no parallelism at all, v = γ + 1", mode="lines",
+                line_dash="dot", line_color=charts.MUTED)
+fig.update_layout(title="v(γ): one target pass over γ+1 positions, in single-position passes", xaxis_title="γ",
+                  yaxis_title="v(γ)", height=320, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.3))
+st.plotly_chart(fig, key="vf_v")
+st.caption(f"{layout.measured_badge()} v(γ) {measure.pass_times(pair).describe()} (measured once per server "
+           f"process, on this machine's {pair.device.upper()}).")

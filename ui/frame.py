@@ -18,7 +18,12 @@ def render():
     threads = models.configure_torch()
     pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
              for i, c in enumerate(chapters.CHAPTERS)]
+    # An old chapter's URL lands on the chapter that now holds its content: a hidden page at the old URL
+    # whose file runs its new home's script (chapters.run_moved), under its new home's title.
+    titles = {c.path: c.title for c in chapters.CHAPTERS}
+    pages += [st.Page(old, title=titles[new], visibility="hidden") for old, new in chapters.MOVED.items()]
     page = st.navigation(pages)
+    keep_shared_controls()
     st.sidebar.markdown(f"**{layout.TITLE}**")
     sidebar.init_from_url()
     current, pair, _ = sidebar.sidebar(models.get_pair)
@@ -29,6 +34,17 @@ def render():
                            f"{threads} torch thread(s)")
     sidebar.show_warnings()
     return page
+
+
+# The one set of α / γ / c controls lives on The α Dial; other chapters read these keys. Streamlit drops a
+# widget's state on a page that does not draw the widget, so the frame keeps them alive.
+SHARED_CONTROLS = ("ad_alpha", "ad_gamma", "ad_c", "ad_hw")
+
+
+def keep_shared_controls() -> None:
+    for key in SHARED_CONTROLS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def next_chapter_link(page) -> None:

@@ -28,14 +28,3 @@ def test_home_measures_the_speedup_behind_a_button_and_shows_its_spread():
     assert f"{mid}×" == median and float(low) <= float(mid) <= float(high)
     assert int(n) in range(race.RACE_REPEATS, race.RACE_MAX_REPEATS + 1, 2)
 
-
-def test_key_takeaways_link_each_to_its_chapter_with_both_figures():
-    from ui import paper
-    at = page("chapters/home.py", max_new=12, temp=0)
-    links = [link.proto.label for link in at.get("page_link") if link.proto.label.startswith("See it live: ")]
-    assert links == ["See it live: The Serial Tax", "See it live: A Round, Token by Token",
-                     "See it live: Identical Outputs", "See it live: Wall-Clock Race", "See it live: The α Dial"]
-    figures = [m.value for m in at.markdown if "measured here, live" in m.value and "from the paper" in m.value]
-    assert len(figures) == len(links)
-    assert paper.SPEEDUP in " ".join(figures)
-    assert any("arxiv.org/abs/2211.17192" in m.value for m in at.markdown)  # further reading

@@ -37,7 +37,8 @@ def bank():
 def test_quiz_file_covers_every_chapter(bank):
     assert len(bank) >= 12
     covered = {q.chapter for q in bank}
-    assert covered == {c.path for c in chapters.CHAPTERS if c.path != "chapters/quiz.py"}
+    summaries = {"chapters/quiz.py", "chapters/takeaways.py"}  # they teach nothing new
+    assert covered == {c.path for c in chapters.CHAPTERS if c.path not in summaries}
     assert sum(q.kind == "numeric" for q in bank) >= 3
     text = " ".join(q.prompt + " " + " ".join(q.options) for q in bank).lower()
     for misconception in ("p(x) ≥ q(x)", "temperature 1.0", "first token", "identical, token for token"):

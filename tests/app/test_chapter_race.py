@@ -33,11 +33,14 @@ def test_race_greedy_lanes_produce_identical_texts():
     assert all(b >= a for a, b in zip(spec["data"][1]["x"], spec["data"][1]["x"][1:]))  # time only moves forward
 
 
-def test_race_simulation_uses_the_theory_module():
-    at = page("chapters/race.py", max_new=8)
-    at.slider(key="race_alpha").set_value(0.8).run()
-    at.slider(key="race_gamma").set_value(4).run()
-    at.slider(key="race_c").set_value(0.02).run()
+def test_race_simulation_uses_the_theory_module_and_the_alpha_dials_controls():
+    """One set of α / γ / c controls: set on The α Dial, read by the race (kept across pages by the frame)."""
+    at = page("chapters/alpha_dial.py", max_new=8)
+    at.slider(key="ad_alpha").set_value(0.8).run()
+    at.slider(key="ad_gamma").set_value(4).run()
+    at.slider(key="ad_c").set_value(0.02).run()
+    at.switch_page("chapters/race.py").run()
+    assert not at.exception and not at.get("slider") or all(s.key != "race_alpha" for s in at.slider)
     assert metric(at, "Ideal hardware: expected speedup") == f"{theory.speedup(0.8, 4, 0.02, 1.0):.2f}×"
     lines = chart(at, "race_sim_chart")["data"]
     assert len(lines) == 3 and all(t["y"][-1] == 40 for t in lines)

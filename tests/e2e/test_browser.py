@@ -86,11 +86,6 @@ def serial_tax(page):
     return ".st-key-st_cumulative"
 
 
-def verification(page):
-    click(page, "vf_use_c")
-    return ".st-key-vf_speedup_gamma"
-
-
 def round_by_round(page):
     click(page, "rr_next")
     return '[data-testid="stMarkdownContainer"]:has-text("step 2 of")'
@@ -142,8 +137,12 @@ def quiz(page):
     return '[data-testid="stAlert"]:has-text("Right."), [data-testid="stAlert"]:has-text("Not quite.")'
 
 
-ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, race,
-                                   identical_outputs, speedup_lives, trees, impact, quiz)}
+def takeaways(page):
+    return '[data-testid="stPageLink"]:has-text("See it live")'
+
+
+ACTIONS = {f.__name__: f for f in (home, serial_tax, round_by_round, alpha_dial, race, trees,
+                                   identical_outputs, speedup_lives, impact, takeaways, quiz)}
 
 
 def test_every_chapter_has_an_action():
