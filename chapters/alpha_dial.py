@@ -13,6 +13,8 @@ from specdec_core.policies import POLICIES, Costs, describe, with_costs
 from ui import admission, charts, chips, demo, layout, measure, models, operator, paper, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
+TRY_ALPHA = (0.6, 0.95)  # the intro's suggestion: drag α across this range
+CALIBRATION_GAMMA = 8  # the calibration chart's rounds draft this many, so every confidence gets judged
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
 TIMED_TOKENS, TIMING_REPEATS = 64, 3  # the wall-clock comparison: tokens per run, interleaved repetitions
@@ -30,7 +32,7 @@ layout.intro(
     "γ, how many drafts a round proposes: the curves below are its formulas, with the best γ for each α "
     "marked. Then the live pair is run for real, once per drafter, and its measured α, tokens per pass and "
     "speedup are laid over the theory.",
-    "drag α from 0.6 to 0.95 and watch the starred optimal γ move right; then press **Run** below and "
+    f"drag α from {TRY_ALPHA[0]} to {TRY_ALPHA[1]} and watch the starred optimal γ move right; then press **Run** below and "
     "compare the distilled drafter's α with the corpus-only one's.")
 
 profile = measure.cost_profile(pair)
@@ -321,7 +323,7 @@ def run_policies(progress) -> dict:
                                progress=lambda f, text: progress(0.95 * f, text))
     progress(0.95, "Tracing the drafter's confidence for the calibration chart…")
     with admission.slot("the calibration chart"):
-        traced = calibration_rounds(pair.target, pair.draft, prompts, 8, policy_tokens, s.sampling, s.seed)
+        traced = calibration_rounds(pair.target, pair.draft, prompts, CALIBRATION_GAMMA, policy_tokens, s.sampling, s.seed)
     return {"rows": summary(results, planning),
             "fixed": {f"fixed γ = {g_}": g_ for g_ in fixed}, "calibration": traced}
 
@@ -398,7 +400,8 @@ else:
     st.plotly_chart(fig_c, key="ad_pol_calibration")
     if len(cal):
         low = cal.iloc[0]
-        st.caption(f"{layout.measured_badge()} {int(cal['drafts'].sum())} judged drafts at γ = 8 on the same prompts. "
+        st.caption(f"{layout.measured_badge()} {int(cal['drafts'].sum())} judged drafts at "
+                   f"γ = {CALIBRATION_GAMMA} on the same prompts. "
                    f"The least confident eighth (confidence {low['bin_low']:.3f}–{low['bin_high']:.3f}) was accepted "
                    f"{low['acceptance']:.0%} of the time, against {overall:.0%} overall. The steeper the rise from "
                    "left to right, the more a confidence stop can save; where the bars are flat, stopping also throws "

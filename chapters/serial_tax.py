@@ -23,7 +23,7 @@ layout.intro(
     "cannot start before the previous token exists. Further down, the same model is timed on a single pass "
     "over k positions at once, which is the work speculative decoding asks it to do.",
     "press **Decode** and watch the pass counter match the token counter; then compare the first chart's "
-    "slope with the time of one pass over 32 positions in the second.")
+    f"slope with the time of one pass over {measure.SWEEP_KS[-1]} positions in the second.")
 
 # --- live plain decoding ---------------------------------------------------------------------------
 st.subheader("One model, one token, one pass")

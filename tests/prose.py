@@ -1,5 +1,6 @@
 """What counts as a typed number in teaching text: digits that are neither notation (γ + 1, 1 − α,
-top-1, Table 1), names (GPT-2, fp32, arXiv ids, years) nor a placeholder filled in by code. Shared by
+top-1, Table 1, the constants 0 and 1, step numbers, a tree shape to type into a control), names
+(GPT-2, fp32, T5X, arXiv ids, years) nor a placeholder filled in by code. Shared by
 the quiz's fairness tests and the chapters' prose test."""
 import re
 
@@ -12,6 +13,9 @@ ALLOWED = [
     r"\b(1[89]\d\d|20\d\d)s?\b", r"\bWCAG 2\.1\b", r"\bx_\d\b", r"\bp_\d\b", r"\bq_\d\b", r"\^\(?γ ?\+ ?1\)?",
     r"\b0 log 0\b", r"\bU\(0, ?1\)", r"\b[01]\.\.\.", r"\bk = 1…", r"\b1…", r"\b\d+(st|nd|rd|th)\b", r"\bi\+1\b",
     r"\+ ?1\)", r"\bu_\d\b", r"\b1 (token|position|pass)\b", r"\bone-hot\b", r"\bposition 1\b", r"\bdraft 1\b", r"\bE\[",
+    r"\bT5X\b", r"\bEAGLE-\d\b", r"\bseq2seq\b", r"\bbfloat16\b", r"\*\*\d · ", r"\+ 1\b",
+    r"\bshape \d(,\d)+ \(a chain\), then \d(,\d)+", r"\bshape \d(,\d)+",
+    r"\bmax\(0,", r"(?<![\d.,])[01](?!\d|[.,]\d)",  # the constants 0 and 1 of probabilities, ratios and greedy temperature
 ]
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
