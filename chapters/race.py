@@ -125,7 +125,9 @@ else:
                        icon=":material/check_circle:")
         else:
             first = next((i for i, (a, b) in enumerate(zip(live.standard.tokens, live.speculative.tokens)) if a != b), None)
-            st.error(f"The texts differ (first at token {first}): in greedy mode they never should.")
+            st.error(f"The texts differ (first at token {first}). In exact arithmetic greedy speculative decoding "
+                     "gives the very same tokens; a near-tie between two tokens can flip when a pass over several "
+                     "positions rounds differently from a pass over one, which is what happened here.")
     else:
         same = "identical" if live.identical else "different"
         st.info(f"With sampling the two texts are {same} here: each decoder uses its random numbers in its own "
