@@ -73,7 +73,7 @@ else:
         m[2].metric("Wall-clock speedup here", f"{speedup.median:.2f}×" if speedup else "—",
                     help="Plain time / speculative time of the same request, prompt processing included, median of "
                          f"{race.RACE_REPEATS} to {race.RACE_MAX_REPEATS} interleaved races. On a CPU a pass over "
-                         "γ+1 positions is not free, so expect less than the paper (see *Why Verification Is Free*).")
+                         "γ+1 positions is not free, so expect less than the paper (see *The Serial Tax*).")
         if s.greedy:
             m[3].metric("Same tokens as plain greedy", "yes" if h["identical"] else "NO")
         else:

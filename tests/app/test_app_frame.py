@@ -9,7 +9,7 @@ from ui import chapters, chips, settings
 from ui.settings import Settings
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-EXPECTED_ORDER = ["Home", "The Serial Tax", "Why Verification Is Free", "A Round, Token by Token", "The α Dial"]
+EXPECTED_ORDER = ["Home", "The Serial Tax", "A Round, Token by Token", "The α Dial"]
 
 
 def app(**query) -> AppTest:
