@@ -53,8 +53,8 @@ for message in shape_warnings:
 dynamic = c2.toggle("Best-first tree (a node budget)", key="tr_dynamic",
                     help="Grow the tree where the drafter is most confident, EAGLE-2 style, up to the budget; "
                          "the shape then only sets the depth.")
-# The budget is kept while the toggle is off (a widget that is not drawn would lose its value), and only then
-# is there a slider: a disabled one draws its label and numbers in grey, under 3:1 on a projector.
+# A slider only while the toggle is on: a disabled one draws its label and numbers in grey, under 3:1 on a
+# projector. The budget keeps its value while the toggle is off (a widget not drawn would lose it).
 st.session_state["tr_budget"] = st.session_state["tr_budget"]
 if dynamic:
     budget = c3.slider("Node budget", 1, tree_settings.MAX_NODES, key="tr_budget")

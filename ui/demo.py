@@ -17,6 +17,7 @@ it, never a traceback; the slot is given back however the work ends (ui.admissio
 takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
 figure with `spread_note`.
 """
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from . import admission
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
 SETTLE_S = 0.03  # pause after drawing progress, between a measurement's timed runs
 SHARED_ENTRIES = 16  # results kept per state name in the server-wide store (the latest settings win)
+_shared_lock = threading.Lock()  # sessions run in threads of their own
 
 
 @st.cache_resource(show_spinner=False)
@@ -41,21 +43,23 @@ def _store(state: str, signature, stored: dict, shared: bool) -> None:
     if not shared:
         st.session_state[state] = stored
         return
-    entries = _shared().setdefault(state, OrderedDict())
-    entries.pop(signature, None)
-    entries[signature] = stored
-    while len(entries) > SHARED_ENTRIES:
-        entries.popitem(last=False)
+    with _shared_lock:
+        entries = _shared().setdefault(state, OrderedDict())
+        entries.pop(signature, None)
+        entries[signature] = stored
+        while len(entries) > SHARED_ENTRIES:
+            entries.popitem(last=False)
 
 
 def _stored(state: str, signature, shared: bool) -> dict | None:
     """The result for `signature`, else the latest under `state` (for the stale note), else None."""
     if not shared:
         return st.session_state.get(state)
-    entries = _shared().get(state) or {}
-    if signature in entries:
-        return entries[signature]
-    return next(reversed(entries.values()), None) if entries else None
+    with _shared_lock:
+        entries = _shared().get(state) or {}
+        if signature in entries:
+            return entries[signature]
+        return next(reversed(entries.values()), None) if entries else None
 
 
 def _no_progress(_fraction: float, _text: str) -> None:
