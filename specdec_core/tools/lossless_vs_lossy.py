@@ -4,7 +4,7 @@
 
 1. The bundled target's lossy copies (specdec_core.variants) and speculative decoding against the fp32
    target on held-out prompts: speed where real, agreement teacher-forced and free-running, distance.
-2. Each copy as the drafter of the fp32 target: alpha, tokens per pass, c, speedup, exactness.
+2. Each copy as the drafter of the fp32 target: accepted ÷ drafted, tokens per pass, c, speedup, exactness.
 3. The exact, exact-match and lossy rules: the lab's documented chi-square run with each rule's power,
    the acceptance sums at that prefix, and the measured economics with sampling at temperature 1.
 Every figure comes from the same core functions as the pages (analysis.fidelity, analysis.rule_costs).
@@ -45,7 +45,8 @@ def fidelity_tables(pair, n_prompts: int, n_tokens: int, repeats: int, gamma: in
     first = lambda r: "–" if r["first_difference"] is None else str(r["first_difference"] + 1)
     rows = [[r["name"], _speed(r["speed"]), _pct(r["teacher_forced_agreement"]), _pct(r["free_running_agreement"]),
              f"{r['identical_prompts']} of {r['prompts']}", first(r), f"{r['distance']:.3g}"] for r in rep.rows]
-    bridge = [[b["drafter"] + (" (bundled)" if b["bundled"] else ""), f"{b['alpha']:.3f}", f"{b['tokens_per_pass']:.2f}",
+    bridge = [[b["drafter"] + (" (bundled)" if b["bundled"] else ""), f"{b['accepted_per_drafted']:.3f}",
+               f"{b['tokens_per_pass']:.2f}",
                "not measured (simulated)" if b["c"] is None else f"{b['c']:.3f}", _speed(b["speed"]),
                f"{b['identical_prompts']} of {b['prompts']}"] for b in rep.bridge]
     return (f"Held-out prompts: {', '.join(name for name, _ in held_out)}; greedy, {n_tokens} tokens, "
@@ -53,7 +54,8 @@ def fidelity_tables(pair, n_prompts: int, n_tokens: int, repeats: int, gamma: in
             + _table(["method", "speed vs fp32 target", "agreement teacher-forced", f"agreement free-running ({n_tokens})",
                       "identical continuations", "earliest first difference (token)", "mean TV distance"], rows)
             + f"\n\nSpeculative decoding's largest per-position distance from p: {rep.rows[-1]['max_distance']:.1g}.\n\n"
-            + _table(["drafter of the fp32 target", "α (accepted / drafted)", "tokens per target pass", "c",
+            + _table(["drafter of the fp32 target", "acceptance rate per draft (accepted ÷ drafted)",
+                      "tokens per target pass", "c",
                       "speedup vs fp32 target", "output = target's"], bridge))
 
 
