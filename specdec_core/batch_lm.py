@@ -199,6 +199,7 @@ class BatchLM:
         self.passes = 0
         self.last_pass_s = 0.0
 
+    @torch.inference_mode()
     def extend(self, feeds: dict[int, list[int]], keep="all") -> dict[int, torch.Tensor]:
         """Feed each named row its tokens in one pass; return float32 logits per row: (k, V) for
         every fed position (keep="all"), (1, V) for the last (keep="last"), nothing (keep=None).
@@ -223,6 +224,7 @@ class BatchLM:
         self.passes += 1
         return {r: v.float() for r, v in logits.items()}
 
+    @torch.inference_mode()
     def rollback(self, row: int, n: int) -> None:
         """Forget the last n tokens of one row's cache."""
         if not 0 <= n <= self.lengths[row]:
@@ -231,6 +233,7 @@ class BatchLM:
             self._pass.rollback(row, n)
         self.lengths[row] -= n
 
+    @torch.inference_mode()
     def retire(self, row: int) -> None:
         """A finished row: it is never fed again (the lean pass frees its buffers)."""
         if self.live[row]:
