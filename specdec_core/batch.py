@@ -41,6 +41,7 @@ class BatchResult:
     prefill_s: float  # the target's pass over every prompt
     first_token_s: float  # from the start until every row holds its first new token
     rounds: int
+    draft_prefill_s: float = 0.0  # the drafter's first pass, which reads every prompt (0 without a model drafter)
     target_pass_s: list[float] = field(default_factory=list)  # every decoding target pass
 
     @property
@@ -152,8 +153,8 @@ class BatchModelDraftSession:
             out[r] = Proposal(tokens[r], q, logits, pass_s[:len(tokens[r])])
         return out
 
-    def retire(self, row: int) -> None:
-        self.lm.retire(row)
+    def retire(self, rows: list[int]) -> None:
+        self.lm.retire(rows)
 
 
 class PerRowDraftSessions:
@@ -169,7 +170,7 @@ class PerRowDraftSessions:
     def propose(self, wants, sampling, generators) -> dict[int, Proposal]:
         return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
 
-    def retire(self, row: int) -> None:
+    def retire(self, rows: list[int]) -> None:
         pass
 
 
@@ -235,12 +236,14 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
     lm.extend({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
     prefill_passes, prefill_s = lm.passes, time.perf_counter() - start
     session = start_batch(drafter, vocab, B) if drafter is not None else None
-    first_token_s, n_rounds, pass_s = None, 0, []
+    first_token_s, n_rounds, pass_s, draft_prefill_s = None, 0, [], 0.0
 
     while running := [i for i, r in enumerate(rows) if r.stop is None]:
         wants = {i: (rows[i].context, min(gamma, rows[i].tokens_left - 1)) for i in running} if session else {}
         wants = {i: w for i, w in wants.items() if w[1] > 0}
         proposals = session.propose(wants, sampling, {i: rows[i].generator for i in wants}) if wants else {}
+        if not n_rounds and proposals:
+            draft_prefill_s = (next(iter(proposals.values())).pass_s or [0.0])[0]  # its first pass reads the prompts
         drafts = {i: proposals[i].tokens[:wants[i][1]] if i in proposals else [] for i in running}
         logits = lm.extend({i: [rows[i].context[-1]] + drafts[i] for i in running}, keep="all")  # ONE pass
         pass_s.append(lm.last_pass_s)
@@ -266,9 +269,10 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
             row.pass_s.append(lm.last_pass_s)
             if row.stop is not None:
                 row.end_s = time.perf_counter() - start
-                lm.retire(i)
-                if session is not None:
-                    session.retire(i)
+        done = [i for i in running if rows[i].stop is not None]
+        lm.retire(done)
+        if session is not None:
+            session.retire(done)
         n_rounds += 1
         if first_token_s is None:
             first_token_s = time.perf_counter() - start
@@ -280,4 +284,4 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
                                 prompt_len=len(r.prompt), extra={"batch_size": B})
                for r in rows]
     return BatchResult(results, lm.passes - prefill_passes, session.passes if session else 0, seconds, prefill_s,
-                       first_token_s, n_rounds, pass_s)
+                       first_token_s, n_rounds, target_pass_s=pass_s, draft_prefill_s=draft_prefill_s)

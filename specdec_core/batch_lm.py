@@ -65,14 +65,17 @@ class _BatchGPT2:
         self.keys = [torch.cat([k, more(k)], dim=1) for k in self.keys]
         self.values = [torch.cat([v, more(v)], dim=1) for v in self.values]
 
-    def retire(self, row: int) -> None:
-        """Drop a finished row's buffers (once per row)."""
-        gone = self.slot[row]
-        keep = [s for s in range(self.keys[0].shape[0]) if s != gone]
-        index = torch.tensor(keep, dtype=torch.long, device=self.wte.device)
-        self.keys = [k.index_select(0, index) for k in self.keys]
-        self.values = [v.index_select(0, index) for v in self.values]
-        self.slot = [None if s is None or s == gone else s - (s > gone) for s in self.slot]
+    def retire(self, rows: list[int]) -> None:
+        """Drop finished rows' buffers (one copy for all the rows that finish in a round; none when no
+        row is left)."""
+        gone = {self.slot[r] for r in rows}
+        keep = [s for s in range(self.keys[0].shape[0]) if s not in gone]
+        if keep:
+            index = torch.tensor(keep, dtype=torch.long, device=self.wte.device)
+            self.keys = [k.index_select(0, index) for k in self.keys]
+            self.values = [v.index_select(0, index) for v in self.values]
+        new = {s: i for i, s in enumerate(keep)}
+        self.slot = [None if s is None else new.get(s) for s in self.slot]
 
     @torch.inference_mode()
     def __call__(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
@@ -138,8 +141,8 @@ class _BatchForward:
         self.seen = torch.zeros(rows, 0, dtype=torch.bool)  # (rows, slots)
         self.retired: set[int] = set()
 
-    def retire(self, row: int) -> None:
-        self.retired.add(row)
+    def retire(self, rows: list[int]) -> None:
+        self.retired.update(rows)
 
     @torch.inference_mode()
     def __call__(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
@@ -234,8 +237,10 @@ class BatchLM:
         self.lengths[row] -= n
 
     @torch.inference_mode()
-    def retire(self, row: int) -> None:
-        """A finished row: it is never fed again (the lean pass frees its buffers)."""
-        if self.live[row]:
-            self.live[row] = False
-            self._pass.retire(row)
+    def retire(self, rows: list[int]) -> None:
+        """Finished rows: they are never fed again (the lean pass frees their buffers)."""
+        rows = [r for r in rows if self.live[r]]
+        if rows:
+            for r in rows:
+                self.live[r] = False
+            self._pass.retire(rows)
