@@ -1,6 +1,7 @@
 """Batched decoding: many prompts, ONE target pass per round for the whole batch.
 
-Each row is its own generation (its prompt, its tokens, its generator, its stop); what rows share is
+Each row is its own generation (the skeleton's `generation.Generation`, bookkeeping alone: its prompt,
+tokens, generator, rounds and stop); what rows share is
 the target's forward pass (specdec_core.batch_lm.BatchLM: padding, attention masks, per-row
 positions and per-row rollback) and, with a model drafter, the drafter's passes. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
@@ -22,10 +23,11 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
-from .drafters import ModelDrafter, Proposal, as_drafter
-from .lm import context_length, vocab_size
+from .drafters import ModelDrafter, Proposal, as_drafter, reads_target
+from .generation import Generation, as_model, check_inputs, make_generator
+from .lm import vocab_size
 from .policies import MAX_GAMMA
-from .sampler import make_generator, verify
+from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace
 
@@ -57,46 +59,27 @@ class BatchResult:
 # --- inputs --------------------------------------------------------------------------------------------
 
 def check_batch(target, drafter, prompts, gamma, max_new_tokens, sampling, seed) -> list[list[int]]:
-    """Every argument checked before any pass; a bad prompt is named by its index. Returns the prompts."""
+    """Every argument checked before any pass, each prompt by the skeleton's own checks, a bad one named
+    by its index ("prompt 2: ..."). Returns the prompts as lists of ints."""
     if isinstance(prompts, torch.Tensor) or not isinstance(prompts, (list, tuple)):
         raise ValueError(f"prompts must be a list of token-id lists, got {type(prompts).__name__}")
     if not prompts:
         raise ValueError("prompts is empty: pass at least one prompt")
     if len(prompts) > MAX_BATCH:
         raise ValueError(f"{len(prompts)} prompts exceed the batch bound of {MAX_BATCH}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
     if isinstance(gamma, bool) or not isinstance(gamma, int) or not 1 <= gamma <= MAX_GAMMA:
         raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}], got {gamma!r}")
-    if not isinstance(sampling, SamplingConfig):
-        raise ValueError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**63 - len(prompts):
         raise ValueError(f"seed must be an integer in [0, 2**63 - {len(prompts)}] (row i uses seed + i), got {seed!r}")
-    vocab, window = vocab_size(target), context_length(target)
-    if drafter is not None:
-        if drafter.vocab_size is not None and drafter.vocab_size != vocab:
-            raise ValueError(f"drafter vocabulary ({drafter.vocab_size}) differs from the target's ({vocab}): "
-                             "the drafter must share the target's tokenizer")
-        if drafter.context_length is not None:
-            window = min(window, drafter.context_length)
+    if drafter is not None and reads_target(drafter) and not hasattr(drafter, "start_batch"):
+        raise ValueError(f"{drafter.name} reads the target's hidden states, and has no batched session "
+                         "(start_batch) to receive them row by row")
     out = []
     for i, prompt in enumerate(prompts):
-        if isinstance(prompt, torch.Tensor):
-            if prompt.dim() != 1:
-                raise ValueError(f"prompt {i} must be 1-D, got shape {tuple(prompt.shape)}")
-            prompt = prompt.tolist()
         try:
-            ids = [int(t) for t in prompt]
-        except (TypeError, ValueError):
-            raise ValueError(f"prompt {i} must be a list of token ids") from None
-        if not ids:
-            raise ValueError(f"prompt {i} is empty: pass at least one token")
-        if min(ids) < 0 or max(ids) >= vocab:
-            raise ValueError(f"prompt {i} has token ids outside [0, {vocab}): {min(ids)}..{max(ids)}")
-        if len(ids) + max_new_tokens > window:
-            raise ValueError(f"prompt {i} ({len(ids)} tokens) + max_new_tokens ({max_new_tokens}) exceeds the "
-                             f"context window of {window} tokens")
-        out.append(ids)
+            out.append(check_inputs(target, prompt, max_new_tokens, sampling, drafter))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"prompt {i}: {err}") from None
     return out
 
 
@@ -186,34 +169,10 @@ def start_batch(drafter, vocab: int, rows: int):
 
 # --- one row's bookkeeping ------------------------------------------------------------------------------
 
-class _Row:
-    def __init__(self, prompt: list[int], seed: int, max_new_tokens: int, eos: int | None):
-        self.prompt, self.context = prompt, list(prompt)
-        self.generator, self.seed = make_generator(seed)
-        self.max_new_tokens, self.eos = max_new_tokens, eos
-        self.tokens: list[int] = []
-        self.kinds: list[str] = []
-        self.rounds: list[RoundTrace] = []
-        self.pass_s: list[float] = []
-        self.draft_passes = 0
-        self.stop: str | None = None
-        self.end_s = 0.0
-
-    @property
-    def tokens_left(self) -> int:
-        return self.max_new_tokens - len(self.tokens)
-
-    def commit(self, accepted: list[int], next_token: int, next_kind: str, kinds: str) -> list[int]:
-        """Add a round's tokens (cut after end of text); set `stop` when the row is done."""
-        new = accepted + [next_token]
-        if self.eos is not None and self.eos in new:
-            new, self.stop = new[:new.index(self.eos) + 1], "eos"
-        self.tokens += new
-        self.kinds += ([kinds] * len(accepted) + [next_kind])[:len(new)]
-        self.context += new
-        if self.stop is None and not self.tokens_left:
-            self.stop = "max_new_tokens"
-        return new
+@dataclass
+class _RowDrafts:
+    """A row's share of the batched drafter's passes (what `Generation.result` reads as its session's)."""
+    passes: int = 0
 
 
 # --- the loop -------------------------------------------------------------------------------------------
@@ -225,21 +184,25 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
     """Decode every prompt, one target pass per round for the whole batch; `drafter=None` is batched
     plain decoding, else speculative decoding with draft length `gamma`. Every row is distributed as
     its prompt's own decoding (token-identical when greedy), whatever its neighbours."""
+    target = as_model(target, "target")
     drafter = None if drafter is None else as_drafter(drafter)
     prompts = check_batch(target, drafter, prompts, gamma, max_new_tokens, sampling, seed)
     eos = target.config.eos_token_id if eos_token_id == "model" else eos_token_id
     vocab, B = vocab_size(target), len(prompts)
-    rows = [_Row(p, seed + i, max_new_tokens, eos) for i, p in enumerate(prompts)]
 
     start = time.perf_counter()
+    rows = [Generation(p, max_new_tokens, *make_generator(seed + i), eos, drafter=drafter,
+                       session=_RowDrafts() if drafter is not None else None, start=start)
+            for i, p in enumerate(prompts)]
     lm = BatchLM(target, B, forward)
     lm.extend({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
     prefill_passes, prefill_s = lm.passes, time.perf_counter() - start
     session = start_batch(drafter, vocab, B) if drafter is not None else None
+    results: list[GenerationResult | None] = [None] * B
     first_token_s, n_rounds, pass_s, draft_prefill_s = None, 0, [], 0.0
 
-    while running := [i for i, r in enumerate(rows) if r.stop is None]:
-        wants = {i: (rows[i].context, min(gamma, rows[i].tokens_left - 1)) for i in running} if session else {}
+    while running := [i for i, g in enumerate(rows) if results[i] is None]:
+        wants = {i: (rows[i].context, rows[i].room(gamma)) for i in running} if session else {}
         wants = {i: w for i, w in wants.items() if w[1] > 0}
         proposals = session.propose(wants, sampling, {i: rows[i].generator for i in wants}) if wants else {}
         if not n_rounds and proposals:
@@ -248,28 +211,30 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
         logits = lm.extend({i: [rows[i].context[-1]] + drafts[i] for i in running}, keep="all")  # ONE pass
         pass_s.append(lm.last_pass_s)
         for i in running:
-            row, x = rows[i], drafts[i]
+            g, x = rows[i], drafts[i]
+            g.pass_s.append(lm.last_pass_s)
             p = to_probs(logits[i], sampling)  # (n + 1, V)
             if session is None:
-                token = int(p[0].argmax()) if sampling.greedy else sample(p[0], row.generator)
-                row.commit([], token, "target", "target")
+                token = int(p[0].argmax()) if sampling.greedy else sample(p[0], g.generator)
+                g.end_round(None, g.commit([], token, "target")[1])
             else:
                 q = proposals[i].q[:len(x)] if x else torch.zeros(0, vocab)
-                v = verify(p, q, x, sampling, row.generator, target_logits=logits[i])
-                lm.rollback(i, len(x) - v.n_accepted)
-                new = row.commit(x[:v.n_accepted], v.next_token, v.next_kind, "accepted")
-                row.draft_passes += len(proposals[i].pass_s) if i in proposals else 0
-                row.rounds.append(RoundTrace(
-                    index=len(row.rounds), position=len(row.tokens) - len(new), draft_tokens=x,
+                v = verify(p, q, x, sampling, g.generator, target_logits=logits[i])
+                lm.rollback(i, len(x) - v.n_accepted)  # this row's rejected drafts only
+                new, hit_eos = g.commit(x[:v.n_accepted], v.next_token, v.next_kind)
+                drafted = len(proposals[i].pass_s) if i in proposals else 0
+                g.session.passes += drafted
+                g.end_round(RoundTrace(
+                    index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=x,
                     n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
                     q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
                     uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
                     draft_pass_s=proposals[i].pass_s if i in proposals else [], target_pass_s=lm.last_pass_s,
-                    draft_passes=len(proposals[i].pass_s) if i in proposals else 0, next_prob=v.next_prob, gamma=gamma))
-            row.pass_s.append(lm.last_pass_s)
-            if row.stop is not None:
-                row.end_s = time.perf_counter() - start
-        done = [i for i in running if rows[i].stop is not None]
+                    draft_passes=drafted, next_prob=v.next_prob, gamma=gamma), hit_eos)
+            if not g.running:
+                g.prefill_s = prefill_s
+                results[i] = g.result(gamma=gamma if drafter is not None else None)
+        done = [i for i in running if results[i] is not None]
         lm.retire(done)
         if session is not None:
             session.retire(done)
@@ -277,11 +242,6 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
         if first_token_s is None:
             first_token_s = time.perf_counter() - start
 
-    seconds = time.perf_counter() - start
-    name = None if drafter is None else drafter.name
-    results = [GenerationResult(r.tokens, len(r.pass_s), r.draft_passes, r.rounds, r.kinds, r.pass_s, prefill_s,
-                                r.end_s, r.stop, r.seed, drafter=name, gamma=gamma if drafter is not None else None,
-                                prompt_len=len(r.prompt), extra={"batch_size": B})
-               for r in rows]
-    return BatchResult(results, lm.passes - prefill_passes, session.passes if session else 0, seconds, prefill_s,
-                       first_token_s, n_rounds, target_pass_s=pass_s, draft_prefill_s=draft_prefill_s)
+    return BatchResult(results, lm.passes - prefill_passes, session.passes if session else 0,
+                       time.perf_counter() - start, prefill_s, first_token_s, n_rounds, target_pass_s=pass_s,
+                       draft_prefill_s=draft_prefill_s)

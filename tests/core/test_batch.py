@@ -222,11 +222,11 @@ def test_seeds_reproduce_and_row_i_draws_as_seed_plus_i(lean_pair):
 
 @pytest.mark.parametrize("prompts, message", [
     ([], "prompts is empty"),
-    ([[1, 2], []], "prompt 1 is empty"),
-    ([[1, 2], [3], [1, 40]], "prompt 2 has token ids outside"),
-    ([[1, 2], [-1]], "prompt 1 has token ids outside"),
+    ([[1, 2], []], "prompt 1: prompt_ids is empty"),
+    ([[1, 2], [3], [1, 40]], "prompt 2: prompt_ids must lie in [0, 40)"),
+    ([[1, 2], [-1]], "prompt 1: prompt_ids must lie in [0, 40)"),
     ([[1]] * (MAX_BATCH + 1), "exceed the batch bound"),
-    ([[1], [2] * 100], "prompt 1 (100 tokens) + max_new_tokens (40) exceeds the context window of 128"),
+    ([[1], [2] * 100], "prompt 1: prompt (100 tokens) + max_new_tokens (40) exceeds the context window of 128"),
     ("1 2 3", "prompts must be a list"),
 ])
 def test_bad_input_is_refused_before_any_pass(lean_pair, monkeypatch, prompts, message):
@@ -255,5 +255,15 @@ def test_bad_settings_are_refused(lean_pair, kwargs, message):
 def test_drafter_window_counts(lean_pair):
     target, _ = lean_pair
     short = tiny_gpt2(11, vocab=40, n_embd=16, n_positions=32, spread=0.3)
-    with pytest.raises(ValueError, match="prompt 0 .* context window of 32"):
+    with pytest.raises(ValueError, match="prompt 0: .* context window of 32"):
         batch_generate(target, short, [[1] * 20], max_new_tokens=20)
+
+
+def test_a_drafter_reading_the_target_needs_a_batched_session(lean_pair):
+    target, _ = lean_pair
+
+    class ReadsTarget(NgramDrafter):
+        reads_target = True
+
+    with pytest.raises(ValueError, match="reads the target's hidden states"):
+        batch_generate(target, ReadsTarget(), PROMPTS)
