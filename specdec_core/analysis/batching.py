@@ -35,6 +35,7 @@ from .measure import Measured, Progress, acceptance, interleave, measured, pass_
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
+COST_KS = (1, 2, 4, 8)  # positions per row of the timed target passes (γ + 1 between: interpolated over B·k)
 PROMPTS_FILE = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"
 PROMPT_TOKENS = 40  # each prompt's last tokens (the batch's rows are ragged below this)
 
@@ -49,24 +50,70 @@ def bench_prompts(tokenizer, batch: int, max_tokens: int = PROMPT_TOKENS) -> lis
 
 # --- the cost model --------------------------------------------------------------------------------------
 
+def monotone(points: dict[int, float]) -> list[tuple[int, float]]:
+    """The non-decreasing fit (pool adjacent violators) of pass seconds by positions: more positions never
+    cost less, so a pass that a busy moment slowed is averaged with its neighbours instead of bending
+    the curve."""
+    blocks: list[list[float]] = []  # [sum of t, count, last n]
+    for n, t in sorted(points.items()):
+        blocks.append([t, 1, n])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            t2, c2, n2 = blocks.pop()
+            blocks[-1] = [blocks[-1][0] + t2, blocks[-1][1] + c2, n2]
+    fitted, i = [], 0
+    ns = sorted(points)
+    for total, count, _ in blocks:
+        fitted += [(ns[i + j], total / count) for j in range(count)]
+        i += count
+    return fitted
+
+
+def _interpolate(curve: list[tuple[int, float]], n: float) -> float:
+    """Piecewise linear through the fitted points; beyond the last, along the last segment."""
+    if n <= curve[0][0]:
+        return curve[0][1]
+    for (n0, t0), (n1, t1) in zip(curve, curve[1:]):
+        if n <= n1:
+            return t0 + (t1 - t0) * (n - n0) / (n1 - n0)
+    (n0, t0), (n1, t1) = curve[-2:] if len(curve) > 1 else (curve[0], curve[0])
+    return t1 if n1 == n0 else t1 + (t1 - t0) * (n - n1) / (n1 - n0)
+
+
 @dataclass
 class BatchCosts:
-    """Measured pass seconds: target[(B, k)] over B rows of k positions, draft[B] over B rows of one."""
+    """Measured pass seconds: target[(B, k)] over B rows of k positions, draft[B] over B rows of one.
+    A pass costs what its B·k positions cost (the linear layers see B·k rows, and each row's attention
+    its own context), so the model reads the target as one curve t(n) over n = B·k positions, fitted
+    non-decreasing (`monotone`), and the drafter as d(B) alike."""
     target: dict[tuple[int, int], float]
     draft: dict[int, float]
 
+    def __post_init__(self):
+        by_n: dict[int, list[float]] = {}
+        for (b, k), t in self.target.items():
+            by_n.setdefault(b * k, []).append(t)
+        self._t = monotone({n: statistics.median(ts) for n, ts in by_n.items()})
+        self._d = monotone(self.draft)
+
+    def t(self, positions: int) -> float:
+        """Seconds of a target pass over this many positions (all rows together)."""
+        return _interpolate(self._t, positions)
+
+    def d(self, batch: int) -> float:
+        """Seconds of a drafter pass over `batch` rows of one position."""
+        return _interpolate(self._d, batch)
+
     @property
     def single(self) -> float:
-        return self.target[1, 1]
+        return self.t(1)
 
     def v(self, batch: int, k: int) -> float:
         """v(B·k): a target pass over B rows of k positions, in single passes."""
-        return self.target[batch, k] / self.single
+        return self.t(batch * k) / self.single
 
     def speedup(self, alpha: float, batch: int, gamma: int) -> float:
         """The cost model's speculative / plain tokens per second at this batch size."""
-        return expected_tokens(alpha, gamma) * self.target[batch, 1] / (
-            gamma * self.draft[batch] + self.target[batch, gamma + 1])
+        return expected_tokens(alpha, gamma) * self.t(batch) / (gamma * self.d(batch) + self.t(batch * (gamma + 1)))
 
     def best_gamma(self, alpha: float, batch: int, gammas=GAMMAS) -> int:
         return max(gammas, key=lambda g: self.speedup(alpha, batch, g))
@@ -74,8 +121,8 @@ class BatchCosts:
     def tokens_per_s(self, alpha: float, batch: int, gamma: int | None) -> float:
         """Predicted decoding tokens per second (passes only: no per-token bookkeeping)."""
         if gamma is None:
-            return batch / self.target[batch, 1]
-        return batch * expected_tokens(alpha, gamma) / (gamma * self.draft[batch] + self.target[batch, gamma + 1])
+            return batch / self.t(batch)
+        return batch * expected_tokens(alpha, gamma) / (gamma * self.d(batch) + self.t(batch * (gamma + 1)))
 
 
 def _pass_time(model, batch: int, k: int, prompts: list[list[int]], passes: int) -> float:
@@ -92,12 +139,13 @@ def _pass_time(model, batch: int, k: int, prompts: list[list[int]], passes: int)
 
 
 @torch.inference_mode()
-def batch_costs(target, draft, prompts: list[list[int]], batch_sizes=BATCH_SIZES, gammas=GAMMAS,
+def batch_costs(target, draft, prompts: list[list[int]], batch_sizes=BATCH_SIZES,
                 repeats: int = 3, passes: int = 3, hold=nullcontext, progress: Progress | None = None) -> BatchCosts:
-    """t(B, k) for every batch size and k = 1..max γ + 1, and d(B): interleaved repetitions, each
-    the lower quartile of `passes` passes; a cost is the median of its repetitions."""
+    """t(B, k) for every batch size and k in COST_KS, and d(B): interleaved repetitions, each the lower
+    quartile of `passes` passes; a cost is the median of its repetitions (BatchCosts reads them as one
+    curve over B·k positions, so the k between are interpolated)."""
     runs = {("target", b, k): (lambda b=b, k=k: _pass_time(target, b, k, prompts, passes))
-            for b in batch_sizes for k in sorted({1, *(g + 1 for g in gammas)})}
+            for b in batch_sizes for k in COST_KS}
     runs.update({("draft", b, 1): (lambda b=b: _pass_time(draft, b, 1, prompts, passes)) for b in batch_sizes})
     med = {name: statistics.median(ts) for name, ts in interleave(runs, repeats, hold, progress).items()}
     return BatchCosts({(b, k): t for (kind, b, k), t in med.items() if kind == "target"},
@@ -176,7 +224,7 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
         raise ValueError(f"batch sizes must lie in [1, {MAX_BATCH}], got {batch_sizes}")
     report = (lambda lo, hi: (lambda f, text: progress(lo + (hi - lo) * f, text))) if progress else (lambda lo, hi: None)
     prompts = bench_prompts(tokenizer, batch_sizes[-1])
-    costs = batch_costs(target, draft, prompts, batch_sizes, gammas, cost_repeats, hold=hold,
+    costs = batch_costs(target, draft, prompts, batch_sizes, cost_repeats, hold=hold,
                         progress=report(0.0, 0.2))
     with hold():
         sample = batch_generate(target, None, prompts[:min(8, len(prompts))], max_new_tokens=max_new_tokens,

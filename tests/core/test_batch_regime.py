@@ -2,7 +2,7 @@
 costs, and the smallest live measurement through `specdec bench-batch` (no timing is asserted)."""
 import pandas as pd
 
-from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime
+from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime, monotone
 from specdec_core.analysis.measure import measured
 from specdec_core.sampling import GREEDY
 from specdec_core.tools import cli
@@ -22,6 +22,13 @@ def test_the_cost_model_shortens_gamma_and_crosses_over_as_passes_turn_compute_b
     speedups = [costs.speedup(0.8, b, g) for b, g in zip((1, 2, 4, 8, 16, 32), gammas)]
     assert speedups[0] > 2 and speedups[-1] < 1  # speculation pays alone and stops paying at 32
     assert costs.v(8, 4) == 4.0  # v(B·(γ + 1)) over 32 positions, 8 of them free
+
+
+def test_a_slow_moment_does_not_bend_the_cost_curve():
+    fit = dict(monotone({1: 1.0, 2: 3.0, 4: 1.0, 8: 4.0}))  # the pass over 2 positions hit a busy moment
+    assert fit == {1: 1.0, 2: 2.0, 4: 2.0, 8: 4.0}
+    costs = BatchCosts({(1, 1): 1.0, (2, 1): 3.0, (1, 4): 1.0, (2, 4): 4.0}, {1: 0.1, 2: 0.1})
+    assert costs.t(3) == 2.0 and costs.t(6) == 3.0 and costs.t(16) == 8.0  # interpolated, then extrapolated
 
 
 def test_crossover_is_the_first_measured_batch_below_one():
