@@ -98,6 +98,10 @@ def test_greedy_rows_match_their_own_decoding(lean_pair, forward, drafter, eos):
         assert row.stop_reason == alone.stop_reason
     if eos is not None:  # rows finish on their own: one row stops at end of text, the others run on
         assert {r.stop_reason for r in batch.results} == {"eos", "max_new_tokens"}
+    # ONE target pass per round for the whole batch; a model drafter drafts all rows in each of its passes
+    assert batch.target_passes == batch.rounds == max(r.target_passes for r in batch.results)
+    if drafter in ("model", "target as drafter"):
+        assert 0 < batch.draft_passes <= 3 * batch.rounds < sum(r.draft_passes for r in batch.results)
     if drafter == "target as drafter":  # every draft accepted: gamma + 1 tokens a pass
         assert batch.target_passes == -(-24 // 4)
 
