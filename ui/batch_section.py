@@ -5,6 +5,7 @@ Self-contained (`render(pair)`), so a chapter places it where its story needs it
 measurement (batches are heavy: one class request at a time), with progress shown; its result is
 kept for the whole server process per pair and largest batch, so the next student sees it at once.
 """
+import math
 import time
 
 import plotly.graph_objects as go
@@ -32,6 +33,13 @@ def _sizes(largest: int) -> tuple[int, ...]:
     return tuple(b for b in (1, 2, 4, 8, 16, 32) if b <= largest)
 
 
+def _log_axis(batches: list[int], title: str) -> dict:
+    """A log batch-size axis with room at both ends for the end points' labels."""
+    lo, hi = math.log10(min(batches)), math.log10(max(batches))
+    pad = 0.12 * max(hi - lo, 0.3)
+    return dict(title=title, type="log", tickvals=batches, range=[lo - pad, hi + pad])
+
+
 def _mark_crossover(fig, batch: int | None, label: str, dash: str) -> None:
     if batch is not None:
         fig.add_vline(x=batch, line_dash=dash, line_color=charts.INK,
@@ -54,8 +62,8 @@ def throughput_figure(regime) -> go.Figure:
                         mode="lines+markers", line=dict(color=color, dash="dash"), marker=dict(symbol=symbol, size=7))
     _mark_crossover(fig, regime.crossover, f"crossover: batch {regime.crossover}", "solid")
     fig.update_layout(height=400, margin=dict(t=30, b=8), legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title="batch size (prompts decoded together)", type="log", tickvals=b),
-                      yaxis=dict(title="tokens per second (all rows, decoding phase)"))
+                      xaxis=_log_axis(b, "batch size (prompts decoded together)"),
+                      yaxis=dict(title="tokens/s, all rows (decoding)", rangemode="tozero"))
     return fig
 
 
@@ -66,7 +74,8 @@ def speedup_figure(regime) -> go.Figure:
     m = [r.speedup for r in regime.rows]
     fig.add_scatter(x=b, y=[x.median for x in m], name="measured", mode="lines+markers+text",
                     line=dict(color=charts.P_COLOR, width=3), marker=dict(symbol="diamond", size=10),
-                    text=[f"{x.median:.2f}× (γ={r.gamma})" for x, r in zip(m, regime.rows)], textposition="top center",
+                    text=[f"{x.median:.2f}×, γ={r.gamma}" for x, r in zip(m, regime.rows)],
+                    textposition=["middle right"] * (len(b) - 1) + ["middle left"],
                     error_y=dict(type="data", symmetric=False, array=[x.high - x.median for x in m],
                                  arrayminus=[x.median - x.low for x in m]))
     fig.add_scatter(x=b, y=[r.predicted_speedup for r in regime.rows], name="cost model", mode="lines+markers",
@@ -76,8 +85,8 @@ def speedup_figure(regime) -> go.Figure:
     _mark_crossover(fig, regime.crossover, "measured crossover", "solid")
     _mark_crossover(fig, regime.predicted_crossover, "predicted crossover", "dash")
     fig.update_layout(height=400, margin=dict(t=30, b=8), legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title="batch size", type="log", tickvals=b),
-                      yaxis=dict(title="speculative ÷ plain tokens per second", rangemode="tozero"))
+                      xaxis=_log_axis(b, "batch size"),
+                      yaxis=dict(title="speedup (speculative ÷ plain)", rangemode="tozero"))
     return fig
 
 
@@ -93,7 +102,7 @@ def ttft_figure(regime) -> go.Figure:
     fig.add_scatter(x=b, y=[1e3 * r.prefill.median for r in regime.rows], name="the target's prefill alone",
                     mode="markers", marker=dict(symbol="line-ew-open", size=28, color=charts.INK, line=dict(width=3)))
     fig.update_layout(barmode="group", height=360, margin=dict(t=30, b=8), legend=dict(orientation="h", y=-0.25),
-                      xaxis=dict(title="batch size"), yaxis=dict(title="time to first token (ms)"))
+                      xaxis=dict(title="batch size", type="category"), yaxis=dict(title="time to first token (ms)"))
     return fig
 
 
