@@ -271,3 +271,15 @@ def test_a_drafter_reading_the_target_needs_a_batched_session(lean_pair):
 
     with pytest.raises(ValueError, match="reads the target's hidden states"):
         batch_generate(target, ReadsTarget(), PROMPTS)
+
+
+@pytest.mark.parametrize("forward", ["core", "transformers"])
+def test_rows_run_to_the_windows_last_position(lean_pair, forward):
+    """A long row ends at the window's last position while a short one beside it pads its feeds."""
+    target, draft = lean_pair
+    prompts = [[(7 * i) % 40 for i in range(100)], [3, 1]]
+    batch = batch_generate(target, ModelDrafter(draft, forward=forward), prompts, gamma=5, max_new_tokens=28,
+                           sampling=GREEDY, forward=forward)
+    for prompt, row in zip(prompts, batch.results):
+        assert row.tokens == autoregressive_generate(target, prompt, 28, GREEDY).tokens
+    assert len(prompts[0]) + len(batch.results[0].tokens) == 128
