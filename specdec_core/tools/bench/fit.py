@@ -165,7 +165,7 @@ def tree_rows(rows, group: str) -> list[dict]:
 
 
 def check_targets(result: dict) -> list[dict]:
-    """Issue 6's targets as (name, value, goal, met) rows, from one pair's results."""
+    """The benchmark's targets (plan.TARGETS) as (name, value, goal, met) rows, from one pair's results."""
     rows, best = result["rows"], result["best_gamma"]
     if best is None:
         return []
