@@ -47,6 +47,11 @@ class BatchResult:
     target_pass_s: list[float] = field(default_factory=list)  # every decoding target pass
 
     @property
+    def total_s(self) -> float:
+        """The batch's wall time, named as a GenerationResult names it (measure.decode_seconds reads it)."""
+        return self.seconds
+
+    @property
     def tokens(self) -> int:
         return sum(len(r.tokens) for r in self.results)
 

@@ -3,7 +3,8 @@
 Self-contained (`render(pair)`), so a chapter places it where its story needs it. The measurement is
 `specdec_core.analysis.batching.measure_regime` behind a button, in ONE admission slot for the whole
 measurement (batches are heavy: one class request at a time), with progress shown; its result is
-kept for the whole server process per pair and largest batch, so the next student sees it at once.
+kept for the whole server process per pair and largest batch (demo's shared store), so the next
+student sees it at once.
 """
 import math
 import time
@@ -21,12 +22,6 @@ LARGEST = (4, 8, 16, 32)  # the batch-size control: the largest batch measured (
 DEFAULT_LARGEST = 16
 TOKENS = 16  # new tokens per prompt: enough rounds for a median, short enough for a class
 REPEATS = 3  # interleaved repetitions per batch size
-
-
-@st.cache_resource(show_spinner=False)
-def _store() -> dict:
-    """(pair key, largest batch) -> the latest measurement, for the whole server process."""
-    return {}
 
 
 def _sizes(largest: int) -> tuple[int, ...]:
@@ -120,7 +115,6 @@ def render(pair: ModelPair) -> None:
                                help="Batches 1, 2, 4, … up to this size; each batch size runs plain and speculative "
                                     f"decoding {REPEATS} times in alternating order, {TOKENS} new tokens per prompt.")
     key = (pair_key(pair), largest)
-    store = _store()
     st.caption(f"Prompts: the benchmark's held-out passages (up to 40 tokens each, ragged), {TOKENS} new tokens each, "
                f"temperature 1, seed 0. Batch sizes {', '.join(map(str, _sizes(largest)))}; pass costs t(B, k) first, "
                "then plain and speculative batches interleaved, "
@@ -129,12 +123,11 @@ def render(pair: ModelPair) -> None:
     def work(progress):
         regime = measure_regime(pair.target, pair.draft, pair.tokenizer, _sizes(largest), TOKENS, REPEATS,
                                 progress=progress)
-        store[key] = {"regime": regime, "when": time.strftime("%H:%M UTC", time.gmtime())}
-        return {"key": key}
+        return {"regime": regime, "when": time.strftime("%H:%M UTC", time.gmtime())}
 
-    demo.run("Measure the batch regime", key="bt_run", state="bt_result", signature=key, work=work,
+    demo.run("Measure the batch regime", key="bt_run", state="bt_result", signature=key, work=work, shared=True,
              what="the batch measurement", type="primary", icon=":material/stacked_bar_chart:")
-    stored = store.get(key)
+    stored = demo.latest("bt_result", key, shared=True)
     if stored is None:
         st.caption("Press **Measure the batch regime** (about a minute on a busy 2-core machine at batch 16). "
                    "The result stays here for everyone on this server.")

@@ -12,7 +12,7 @@ over B rows), as multiples of the single pass t(1, 1): v(B·(γ + 1)) = t(B, γ 
 
 `measure_regime` picks γ per batch size from that model (as serving stacks set the draft length per
 batch size), then measures plain and speculative tokens per second at each batch size with
-interleaved repetitions (measure.interleave: median and spread), and puts the prediction beside the
+interleaved repetitions (measure.contest: median and spread), and puts the prediction beside the
 measurement. Throughput is the decoding phase's: new tokens / (batch seconds - the target's reading
 of the prompts); the drafter's reading of the prompts is speculation's own cost and stays in. The
 time to first token is measured from the same runs: the target's prefill and one step (plain), the
@@ -31,7 +31,7 @@ from ..batch import MAX_BATCH, batch_generate
 from ..batch_lm import BatchLM
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens
-from .measure import Measured, Progress, acceptance, interleave, measured, pass_seconds, ratios
+from .measure import Measured, Progress, acceptance, contest, decode_seconds, measured, pass_seconds
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
@@ -147,7 +147,7 @@ def batch_costs(target, draft, prompts: list[list[int]], batch_sizes=BATCH_SIZES
     runs = {("target", b, k): (lambda b=b, k=k: _pass_time(target, b, k, prompts, passes))
             for b in batch_sizes for k in COST_KS}
     runs.update({("draft", b, 1): (lambda b=b: _pass_time(draft, b, 1, prompts, passes)) for b in batch_sizes})
-    med = {name: statistics.median(ts) for name, ts in interleave(runs, repeats, hold, progress).items()}
+    med = {name: statistics.median(ts) for name, ts in contest(runs, repeats, hold=hold, progress=progress).results.items()}
     return BatchCosts({(b, k): t for (kind, b, k), t in med.items() if kind == "target"},
                       {b: t for (kind, b, _), t in med.items() if kind == "draft"})
 
@@ -209,7 +209,8 @@ class Regime:
 
 
 def _decode_tps(result) -> float:
-    return result.tokens / max(result.seconds - result.prefill_s, 1e-9)
+    """All rows' new tokens per second of the batch's decoding phase (measure.decode_seconds)."""
+    return result.tokens / max(decode_seconds(result), 1e-9)
 
 
 @torch.inference_mode()
@@ -234,18 +235,18 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
     for n, b in enumerate(batch_sizes):
         gamma = costs.best_gamma(alpha, b, gammas)
         batch = prompts[:b]
-        runs = interleave({
+        runs = contest({
             "plain": lambda batch=batch: batch_generate(target, None, batch, max_new_tokens=max_new_tokens,
                                                         sampling=sampling, seed=seed),
             "speculative": lambda batch=batch, gamma=gamma: batch_generate(
                 target, draft, batch, gamma=gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed),
-        }, repeats, hold, report(0.2 + 0.8 * n / len(batch_sizes), 0.2 + 0.8 * (n + 1) / len(batch_sizes)))
-        plain, spec = runs["plain"], runs["speculative"]
+        }, repeats, hold=hold, progress=report(0.2 + 0.8 * n / len(batch_sizes), 0.2 + 0.8 * (n + 1) / len(batch_sizes)))
+        plain, spec = runs.results["plain"], runs.results["speculative"]
         drafted = sum(len(rt.draft_tokens) for r in spec for res in r.results for rt in res.rounds)
         accepted = sum(rt.n_accepted for r in spec for res in r.results for rt in res.rounds)
         rows.append(BatchRow(
-            b, gamma, measured(map(_decode_tps, plain)), measured(map(_decode_tps, spec)),
-            ratios([_decode_tps(r) for r in spec], [_decode_tps(r) for r in plain]),
+            b, gamma, runs.measured("plain", _decode_tps), runs.measured("speculative", _decode_tps),
+            runs.ratios("speculative", "plain", _decode_tps),
             costs.speedup(alpha, b, gamma), costs.tokens_per_s(alpha, b, None), costs.tokens_per_s(alpha, b, gamma),
             costs.v(b, gamma + 1), measured(r.first_token_s for r in plain), measured(r.first_token_s for r in spec),
             measured(r.prefill_s for r in plain + spec), measured(r.draft_prefill_s for r in spec),

@@ -1,19 +1,18 @@
 """Impact's batch section: the control is bounded, the measurement runs behind its button and draws
 its three figures (tokens/s with the cost model beside it, the speedup with the crossover line at 1,
 the time to first token), and the next visitor sees the kept result without measuring."""
-from ui import batch_section
-
 from tests.app.helpers import chart, page
+from ui import batch_section
 
 
 def test_batch_section_measures_and_shows_its_figures(monkeypatch):
     monkeypatch.setattr(batch_section, "TOKENS", 4)  # the smallest live measurement
     monkeypatch.setattr(batch_section, "REPEATS", 1)
-    batch_section._store().clear()
     at = page("chapters/impact.py")
     slider = at.select_slider(key="bt_largest")
     assert list(slider.options) == [str(b) for b in batch_section.LARGEST]
-    assert not [c for c in at.get("plotly_chart") if c.key and c.key.startswith("bt_")]  # nothing before the button
+    # nothing is measured at the default largest batch (no test measures it): no figure before the button
+    assert not [c for c in at.get("plotly_chart") if c.key and c.key.startswith("bt_")]
     slider.set_value(4).run()
     at.button(key="bt_run").click().run()
     assert not at.exception, at.exception
