@@ -12,7 +12,7 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core.analysis.batching import measure_regime, summary
+from specdec_core.analysis.batching import FIXED_GAMMA, measure_regime, summary
 from specdec_core.pairs import ModelPair
 
 from . import charts, demo, layout, tables
@@ -67,17 +67,26 @@ def speedup_figure(regime) -> go.Figure:
     b = [r.batch for r in regime.rows]
     fig = go.Figure()
     m = [r.speedup for r in regime.rows]
-    fig.add_scatter(x=b, y=[x.median for x in m], name="measured", mode="lines+markers+text",
+    fig.add_scatter(x=b, y=[x.median for x in m], name="measured, γ per batch size", mode="lines+markers+text",
                     line=dict(color=charts.P_COLOR, width=3), marker=dict(symbol="diamond", size=10),
                     text=[f"{x.median:.2f}×, γ={r.gamma}" for x, r in zip(m, regime.rows)],
                     textposition=["middle right"] * (len(b) - 1) + ["middle left"],
                     error_y=dict(type="data", symmetric=False, array=[x.high - x.median for x in m],
                                  arrayminus=[x.median - x.low for x in m]))
     fig.add_scatter(x=b, y=[r.predicted_speedup for r in regime.rows], name="cost model", mode="lines+markers",
-                    line=dict(color=charts.MUTED, dash="dash"), marker=dict(symbol="circle", size=7))
+                    line=dict(color=charts.P_COLOR, dash="dash"), marker=dict(symbol="diamond", size=7))
+    if regime.fixed_gamma is not None:
+        f = [r.fixed_speedup for r in regime.rows]
+        fig.add_scatter(x=b, y=[x.median for x in f], name=f"measured, fixed γ = {regime.fixed_gamma}",
+                        mode="lines+markers", line=dict(color=charts.MUTED, width=3), marker=dict(symbol="square", size=9),
+                        error_y=dict(type="data", symmetric=False, array=[x.high - x.median for x in f],
+                                     arrayminus=[x.median - x.low for x in f]))
+        fig.add_scatter(x=b, y=[r.fixed_predicted for r in regime.rows], name=f"cost model, fixed γ = {regime.fixed_gamma}",
+                        mode="lines+markers", line=dict(color=charts.MUTED, dash="dash"), marker=dict(symbol="square", size=6))
+        _mark_crossover(fig, regime.fixed_crossover, f"crossover at γ = {regime.fixed_gamma}", "dot")
     fig.add_hline(y=1, line_dash="dot", line_color=charts.INK, annotation_text="no gain",
                   annotation_position="bottom right")
-    _mark_crossover(fig, regime.crossover, "measured crossover", "solid")
+    _mark_crossover(fig, regime.crossover, "crossover", "solid")
     _mark_crossover(fig, regime.predicted_crossover, "predicted crossover", "dash")
     fig.update_layout(height=400, margin=dict(t=30, b=8), legend=dict(orientation="h", y=-0.25),
                       xaxis=_log_axis(b, "batch size"),
@@ -110,7 +119,8 @@ def render(pair: ModelPair) -> None:
         "ride almost free; once the batch fills it, each one costs, and every rejected draft is work a "
         "waiting request could have used. The cost model of the earlier chapters says where that happens with "
         "v(B·(γ + 1)), the verification pass in single passes, measured on this machine; below, it chooses γ for "
-        "each batch size (as serving stacks set the draft length per batch size), and the measurement checks it.")
+        "each batch size (as serving stacks set the draft length per batch size), and the measurement checks it, "
+        f"beside a fixed γ = {FIXED_GAMMA} that never adapts.")
     largest = st.select_slider("Largest batch to measure", options=LARGEST, value=DEFAULT_LARGEST, key="bt_largest",
                                help="Batches 1, 2, 4, … up to this size; each batch size runs plain and speculative "
                                     f"decoding {REPEATS} times in alternating order, {TOKENS} new tokens per prompt.")
@@ -139,7 +149,11 @@ def render(pair: ModelPair) -> None:
     first, last = regime.rows[0], regime.rows[-1]
     c[0].metric(f"Plain tokens/s, batch {last.batch} ÷ batch 1", f"{last.plain.median / first.plain.median:.1f}×")
     c[1].metric(f"Speedup at batch 1 → {last.batch}", f"{first.speedup.median:.2f}× → {last.speedup.median:.2f}×")
-    c[2].metric("Crossover (measured)", f"batch {regime.crossover}" if regime.crossover else f"none up to {last.batch}")
+    c[2].metric("Crossover (measured)", f"batch {regime.crossover}" if regime.crossover else f"none up to {last.batch}",
+                help="The smallest batch size whose median speedup fell below 1, with γ chosen per batch size.")
+    if regime.fixed_gamma is not None:
+        crossed = regime.fixed_crossover
+        c[2].caption(f"At a fixed γ = {regime.fixed_gamma}: " + (f"batch {crossed}" if crossed else f"none up to {last.batch}"))
     left, right = st.columns(2)
     with left:
         st.plotly_chart(throughput_figure(regime), key="bt_tps")

@@ -22,7 +22,7 @@ import json
 import statistics
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -35,6 +35,7 @@ from .measure import Measured, Progress, acceptance, contest, decode_seconds, me
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
+FIXED_GAMMA = 4  # the app's default draft length, measured at every batch size as a stack that never adapts it
 COST_KS = (1, 2, 4, 8)  # positions per row of the timed target passes (γ + 1 between: interpolated over B·k)
 PROMPTS_FILE = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"
 PROMPT_TOKENS = 40  # each prompt's last tokens (the batch's rows are ragged below this)
@@ -170,6 +171,8 @@ class BatchRow:
     prefill: Measured  # the target's reading of the prompts
     draft_prefill: Measured  # the drafter's (inside the speculative first token)
     acceptance: float  # accepted / drafted in the speculative runs
+    fixed_speedup: Measured | None = None  # speculative at the fixed γ / plain (a stack that does not adapt γ)
+    fixed_predicted: float | None = None
 
 
 @dataclass
@@ -180,7 +183,14 @@ class Regime:
     max_new_tokens: int
     repeats: int
     sampling: SamplingConfig
-    notes: list[str] = field(default_factory=list)
+    fixed_gamma: int | None = None  # also measured at this one γ for every batch size (None: not)
+
+    @property
+    def fixed_crossover(self) -> int | None:
+        """The smallest batch size where speculation at the fixed γ stopped paying (median < 1)."""
+        if self.fixed_gamma is None:
+            return None
+        return next((r.batch for r in self.rows if r.fixed_speedup is not None and r.fixed_speedup.median < 1), None)
 
     @property
     def crossover(self) -> int | None:
@@ -205,6 +215,8 @@ class Regime:
             "TTFT plain ms": 1e3 * r.ttft_plain.median, "TTFT spec ms": 1e3 * r.ttft_speculative.median,
             "target prefill ms": 1e3 * r.prefill.median, "draft prefill ms": 1e3 * r.draft_prefill.median,
             "acceptance": r.acceptance, "runs": r.speedup.n,
+            **({f"speedup at γ={self.fixed_gamma}": r.fixed_speedup.median,
+                f"predicted at γ={self.fixed_gamma}": r.fixed_predicted} if r.fixed_speedup is not None else {}),
         } for r in self.rows])
 
 
@@ -217,9 +229,10 @@ def _decode_tps(result) -> float:
 def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_tokens: int = 32,
                    repeats: int = 3, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
                    gammas=GAMMAS, hold=nullcontext, progress: Progress | None = None,
-                   cost_repeats: int = 3) -> Regime:
-    """Plain and speculative decoding at each batch size (γ from the measured cost model), with the
-    prediction beside them and the time to first token; `progress(fraction, text)` between runs."""
+                   cost_repeats: int = 3, fixed_gamma: int | None = FIXED_GAMMA) -> Regime:
+    """Plain and speculative decoding at each batch size (γ from the measured cost model, and at
+    `fixed_gamma` too unless None), with the prediction beside them and the time to first token;
+    `progress(fraction, text)` between runs."""
     batch_sizes = sorted(set(batch_sizes))
     if not batch_sizes or batch_sizes[0] < 1 or batch_sizes[-1] > MAX_BATCH:
         raise ValueError(f"batch sizes must lie in [1, {MAX_BATCH}], got {batch_sizes}")
@@ -235,12 +248,17 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
     for n, b in enumerate(batch_sizes):
         gamma = costs.best_gamma(alpha, b, gammas)
         batch = prompts[:b]
-        runs = contest({
+        contestants = {
             "plain": lambda batch=batch: batch_generate(target, None, batch, max_new_tokens=max_new_tokens,
                                                         sampling=sampling, seed=seed),
             "speculative": lambda batch=batch, gamma=gamma: batch_generate(
                 target, draft, batch, gamma=gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed),
-        }, repeats, hold=hold, progress=report(0.2 + 0.8 * n / len(batch_sizes), 0.2 + 0.8 * (n + 1) / len(batch_sizes)))
+        }
+        if fixed_gamma is not None:
+            contestants["fixed"] = lambda batch=batch: batch_generate(
+                target, draft, batch, gamma=fixed_gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed)
+        share = 0.8 / len(batch_sizes)
+        runs = contest(contestants, repeats, hold=hold, progress=report(0.2 + share * n, 0.2 + share * (n + 1)))
         plain, spec = runs.results["plain"], runs.results["speculative"]
         drafted = sum(len(rt.draft_tokens) for r in spec for res in r.results for rt in res.rounds)
         accepted = sum(rt.n_accepted for r in spec for res in r.results for rt in res.rounds)
@@ -250,8 +268,10 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
             costs.speedup(alpha, b, gamma), costs.tokens_per_s(alpha, b, None), costs.tokens_per_s(alpha, b, gamma),
             costs.v(b, gamma + 1), measured(r.first_token_s for r in plain), measured(r.first_token_s for r in spec),
             measured(r.prefill_s for r in plain + spec), measured(r.draft_prefill_s for r in spec),
-            accepted / drafted if drafted else float("nan")))
-    return Regime(rows, alpha, costs, max_new_tokens, repeats, sampling)
+            accepted / drafted if drafted else float("nan"),
+            runs.ratios("fixed", "plain", _decode_tps) if fixed_gamma is not None else None,
+            costs.speedup(alpha, b, fixed_gamma) if fixed_gamma is not None else None))
+    return Regime(rows, alpha, costs, max_new_tokens, repeats, sampling, fixed_gamma)
 
 
 def summary(regime: Regime) -> list[str]:
@@ -265,6 +285,10 @@ def summary(regime: Regime) -> list[str]:
             f"Speculation still paid at batch {last.batch}, the largest measured")
            + (f"; the cost model predicted batch {regime.predicted_crossover}." if regime.predicted_crossover
               else "; the cost model predicted no crossover in this range."),
+           *([f"At a fixed γ = {regime.fixed_gamma} for every batch size: {first.fixed_speedup.text()} at batch "
+              f"{first.batch}, {last.fixed_speedup.text()} at batch {last.batch}; "
+              + (f"it stopped paying at batch {regime.fixed_crossover}." if regime.fixed_crossover
+                 else "it still paid at the largest batch.")] if regime.fixed_gamma is not None else []),
            f"Time to first token at batch {first.batch}: plain {1e3 * first.ttft_plain.median:.0f} ms, speculative "
            f"{1e3 * first.ttft_speculative.median:.0f} ms (the drafter reads the prompt too, and a round must end "
            "before its first token counts)."]

@@ -20,7 +20,8 @@ def test_batch_section_measures_and_shows_its_figures(monkeypatch):
     names = [t["name"] for t in tps["data"]]
     assert names == ["plain, measured", "plain, cost model", "speculative, measured", "speculative, cost model"]
     assert all(list(t["x"]) == [1, 2, 4] for t in tps["data"])
-    assert [t["name"] for t in speedup["data"]] == ["measured", "cost model"]
+    assert [t["name"] for t in speedup["data"]] == ["measured, γ per batch size", "cost model", "measured, fixed γ = 4",
+                                                    "cost model, fixed γ = 4"]
     assert any(s.get("y0") == 1 for s in speedup["layout"]["shapes"])  # the "no gain" line
     assert {t["name"] for t in ttft["data"]} >= {"plain", "speculative"}
     assert any("first token" in m.value for m in at.markdown)

@@ -36,7 +36,7 @@ def test_crossover_is_the_first_measured_batch_below_one():
         m = measured([speedup])
         return type("Row", (), {"batch": b, "speedup": m, "plain": m, "predicted_speedup": predicted})()
     regime = Regime([row(1, 1.8, 2.0), row(4, 1.1, 0.9), row(16, 0.8, 0.7)], 0.8, linear_costs(8), 8, 1, GREEDY)
-    assert regime.crossover == 16 and regime.predicted_crossover == 4
+    assert regime.crossover == 16 and regime.predicted_crossover == 4 and regime.fixed_crossover is None
 
 
 def test_measure_regime_runs_small(pair):
@@ -45,6 +45,7 @@ def test_measure_regime_runs_small(pair):
     frame = regime.frame()
     assert isinstance(frame, pd.DataFrame) and list(frame["batch"]) == [1, 2]
     assert set(frame["gamma"]) <= {1, 2}
+    assert regime.fixed_gamma == 4 and all(r.fixed_speedup.n == 1 for r in regime.rows)
     for r in regime.rows:  # speculation reads the prompt twice and ends a round before its first token
         assert r.ttft_plain.n == r.ttft_speculative.n == 1 and r.draft_prefill.median > 0
 
@@ -54,5 +55,6 @@ def test_bench_batch_writes_its_rows_and_crossover(tmp_path, capsys):
     assert code == 0
     md = (tmp_path / "batch_bench.md").read_text()
     assert "| 1 |" in md and "| 2 |" in md and "Crossover (measured)" in md and "specdec bench-batch" in md
+    assert "fixed γ = 4" in md and "speedup at γ=4" in md
     assert len(pd.read_csv(tmp_path / "batch_bench.csv")) == 2
     assert cli.main(["bench-batch", "--sizes", "0,100", "--out", str(tmp_path)]) == 2

@@ -3,7 +3,8 @@
     specdec bench-batch [--sizes 1,2,4,8,16,32] [--tokens 32] [--reps 3] [--temperature 1] [--out DIR]
 
 `analysis.batching.measure_regime` on the bundled pair: pass costs t(B, k) and d(B), γ per batch
-size from the cost model, interleaved plain / speculative batches (median and range of the
+size from the cost model (and a fixed γ, as a stack that never adapts it), interleaved plain /
+speculative batches (median and range of the
 repetitions), the cost model's prediction beside them, the time to first token. Writes
 batch_bench.md and batch_bench.csv under --out (default bench-out/).
 """
@@ -27,18 +28,23 @@ def markdown(regime, command: str, when: str, seconds: float) -> str:
            "speedup = speculative / plain tokens/s, repetition by repetition: median (lowest-highest). "
            "γ per batch size from the measured cost model; predicted = the cost model's speedup "
            "E(α, γ) · t(B, 1) / (γ · d(B) + t(B, γ + 1)).", "",
-           "| batch | γ | plain tok/s | speculative tok/s | speedup | predicted | v(B·(γ+1)) | TTFT plain | "
-           "TTFT speculative | target prefill | drafter prefill | acceptance |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| batch | γ | plain tok/s | speculative tok/s | speedup | predicted | v(B·(γ+1)) | "
+           + (f"speedup at γ={regime.fixed_gamma} | predicted at γ={regime.fixed_gamma} | " if regime.fixed_gamma else "")
+           + "TTFT plain | TTFT speculative | target prefill | drafter prefill | acceptance |",
+           "|---" * (12 + (2 if regime.fixed_gamma else 0)) + "|"]
     for r in regime.rows:
+        fixed = (f"{r.fixed_speedup.median:.2f}x ({r.fixed_speedup.low:.2f}-{r.fixed_speedup.high:.2f}) | "
+                 f"{r.fixed_predicted:.2f}x | ") if r.fixed_speedup is not None else ""
         out.append(f"| {r.batch} | {r.gamma} | {r.plain.median:.0f} | {r.speculative.median:.0f} | "
                    f"{r.speedup.median:.2f}x ({r.speedup.low:.2f}-{r.speedup.high:.2f}) | {r.predicted_speedup:.2f}x | "
-                   f"{r.v:.1f} | {1e3 * r.ttft_plain.median:.0f} ms | {1e3 * r.ttft_speculative.median:.0f} ms | "
+                   f"{r.v:.1f} | {fixed}{1e3 * r.ttft_plain.median:.0f} ms | {1e3 * r.ttft_speculative.median:.0f} ms | "
                    f"{1e3 * r.prefill.median:.0f} ms | {1e3 * r.draft_prefill.median:.1f} ms | {r.acceptance:.2f} |")
-    cross = regime.crossover
-    out += ["", f"**Crossover (measured): {'batch ' + str(cross) if cross else 'none in this range'}**; "
-            f"predicted: {'batch ' + str(regime.predicted_crossover) if regime.predicted_crossover else 'none in this range'}.",
-            ""] + [f"- {s}" for s in summary(regime)]
+    at = lambda b: f"batch {b}" if b else "none in this range"
+    out += ["", f"**Crossover (measured), γ per batch size: {at(regime.crossover)}**; predicted: "
+            f"{at(regime.predicted_crossover)}."]
+    if regime.fixed_gamma:
+        out.append(f"**Crossover (measured) at a fixed γ = {regime.fixed_gamma}: {at(regime.fixed_crossover)}**.")
+    out += [""] + [f"- {line}" for line in summary(regime)]
     return "\n".join(out) + "\n"
 
 
@@ -48,6 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tokens", type=int, default=32)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--temperature", type=float, default=1.0, help="0 = greedy")
+    ap.add_argument("--fixed-gamma", type=int, default=4, help="also measure this γ at every batch size (0: not)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's own choice)")
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
     args = ap.parse_args(argv)
@@ -58,7 +65,8 @@ def main(argv=None) -> int:
     sampling = GREEDY if args.temperature == 0 else SamplingConfig(args.temperature)
     try:
         regime = measure_regime(pair.target, pair.draft, pair.tokenizer, [int(x) for x in args.sizes.split(",")],
-                                args.tokens, args.reps, sampling, progress=progress_printer(print))
+                                args.tokens, args.reps, sampling, progress=progress_printer(print),
+                                fixed_gamma=args.fixed_gamma or None)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
