@@ -6,6 +6,7 @@
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
+    specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
 import argparse
@@ -41,8 +42,6 @@ def _generate(args) -> int:
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     elif args.tree is not None or args.node_budget is not None:
-        if args.drafter != "model":
-            raise ValueError("token trees need the model drafter (--drafter model)")
         res = tree_generate(pair.target, drafter, ids, shape=args.tree or (2, 2, 1, 1),
                             max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
                             node_budget=args.node_budget)
@@ -55,11 +54,11 @@ def _generate(args) -> int:
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
-    if "shape" in res.extra:  # a token-tree run
-        stats.update({"tree_shape": list(res.extra["shape"]), "node_budget": res.extra["node_budget"],
-                      "nodes": res.extra["nodes"], "nodes_per_round": res.extra["nodes_per_round"],
+    if res.tree is not None:  # a token-tree run
+        stats.update({"tree_shape": list(res.tree.shape), "node_budget": res.tree.node_budget,
+                      "nodes": res.drafted, "nodes_per_round": res.drafts_per_round,
                       "accepted_per_round": res.accepted / max(1, len(res.rounds))})
-    if not args.plain and "shape" not in res.extra:  # (the chain's acceptance metrics do not apply to trees)
+    if not args.plain and res.tree is None:  # (the chain's acceptance metrics do not apply to trees)
         stats = {**stats, "policy": res.policy, **acceptance_metrics(res.rounds)}
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []
@@ -112,6 +111,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench-policies"]:  # adaptive draft length against every fixed gamma (its own parser)
         from .bench.policies import main as policies_main
         return policies_main(argv[1:])
+    if argv[:1] == ["bench-batch"]:  # plain and speculative by batch size, the crossover (its own parser)
+        from .bench.batching import main as batch_main
+        return batch_main(argv[1:])
     ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
@@ -154,6 +156,7 @@ def main(argv=None) -> int:
     b.set_defaults(func=bench_main)
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
+    sub.add_parser("bench-batch", help="plain and speculative tokens/s by batch size, the crossover, the first token")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command
     try:
