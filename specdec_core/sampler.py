@@ -240,7 +240,8 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
                 raw = proposal.logits[:len(drafts)]
                 r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
             r.p_top, r.q_top = top_entries(p), top_entries(q) if len(drafts) else []
-            r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist()  # (n,) alpha here = 1 - TV(p, q)
+            # (n,) alpha at each draft position = sum min(p, q) = 1 - TV(p, q)
+            r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist() if drafts else []
             r.residual_top = top_entries(v.residual) if v.residual is not None else None
         g.end_round(r, hit_eos, on_round)
     return g.result(gamma=policy.gamma if isinstance(policy, Constant) else None, policy=policy.name)
