@@ -1,14 +1,15 @@
 """SpecDec Lab's core: exact speculative decoding over transformers causal LMs (no UI code here)."""
 from . import lossy, theory
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
-from .pairs import ModelPair, PairUnavailable, load_pair
+from .pairs import PRECISIONS, ModelPair, PairUnavailable, load_pair
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 from .trace import GenerationResult, RoundTrace, TreeTrace, drafts_frame, rounds_frame
 from .tree import EXACT_TREE, TreeRule, tree_generate
 
 __all__ = [
-    "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter",
+    "theory", "lossy", "load_pair", "PRECISIONS", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter",
+    "UnigramDrafter",
     "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
     "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "EXACT_TREE", "TreeRule", "tree_generate",
