@@ -45,7 +45,7 @@ class _GPT2Pass:
     pass through transformers and takes 0.27 ms here; an 8-layer d=384 one (the target's) 5.4 ms and
     3.6 ms (docs/benchmarks.md). The ops are transformers'
     own GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and
-    scale, gelu_new), so the logits are the same; tests/test_lm_fast.py holds them side by side.
+    scale, gelu_new), so the logits are the same; tests/core/test_lm_fast.py holds them side by side.
 
     What is left besides the arithmetic is kept small (docs/benchmarks.md, the pass's profile): the
     fused q/k/v product is written straight into the layer's cache row (no split, no copy into

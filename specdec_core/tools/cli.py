@@ -6,6 +6,7 @@
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
+    specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
 """
 import argparse
@@ -110,6 +111,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench-policies"]:  # adaptive draft length against every fixed gamma (its own parser)
         from .bench.policies import main as policies_main
         return policies_main(argv[1:])
+    if argv[:1] == ["bench-batch"]:  # plain and speculative by batch size, the crossover (its own parser)
+        from .bench.batching import main as batch_main
+        return batch_main(argv[1:])
     ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
@@ -153,6 +157,7 @@ def main(argv=None) -> int:
     b.set_defaults(func=bench_main)
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
+    sub.add_parser("bench-batch", help="plain and speculative tokens/s by batch size, the crossover, the first token")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command
     try:

@@ -100,3 +100,20 @@ def test_the_bundled_pair_fills_its_window_with_a_tree(pair, forward):
     out = tree_generate(pair.target, ModelDrafter(pair.draft, forward=forward), prompt, shape=(2, 2, 1, 1),
                         max_new_tokens=16, sampling=GREEDY, forward=forward)
     assert out.tokens == reference
+
+
+# --- chains and trees check their inputs alike -------------------------------------------------------
+
+@pytest.mark.parametrize("generate", [
+    lambda t, d, **kw: speculative_generate(t, d, [1, 2], gamma=2, max_new_tokens=4, **kw),
+    lambda t, d, **kw: tree_generate(t, d, [1, 2], shape=(2, 1), max_new_tokens=4, **kw),
+], ids=["chain", "tree"])
+def test_chains_and_trees_refuse_the_same_inputs(small_pair, generate):
+    from tests.conftest import tiny_gpt2
+    target, draft = small_pair
+    with pytest.raises(ValueError, match="vocabulary"):
+        generate(target, tiny_gpt2(3, vocab=41))
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_rounds"):
+            generate(target, draft, max_rounds=bad)
+    assert generate(target, draft, max_rounds=1, sampling=GREEDY).stop_reason == "max_rounds"
