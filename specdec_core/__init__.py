@@ -2,7 +2,7 @@
 from . import lossy, theory
 from .batch import MAX_BATCH, BatchResult, batch_generate
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
-from .pairs import ModelPair, PairUnavailable, load_pair
+from .pairs import PRECISIONS, ModelPair, PairUnavailable, load_pair
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts_frame, rounds_frame
@@ -10,7 +10,8 @@ from .tree import EXACT_TREE, TreeRule, tree_generate
 
 __all__ = [
     "batch_generate", "BatchResult", "MAX_BATCH",
-    "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter",
+    "theory", "lossy", "load_pair", "PRECISIONS", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter",
+    "UnigramDrafter",
     "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
     "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "TreeSettings", "EXACT_TREE", "TreeRule", "tree_generate",

@@ -45,8 +45,14 @@ class _GPT2Pass:
     pass through transformers and takes 0.27 ms here; an 8-layer d=384 one (the target's) 5.4 ms and
     3.6 ms (docs/benchmarks.md). The ops are transformers'
     own GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and
-    scale, gelu_new), so the logits are the same; tests/core/test_lm_fast.py holds the two side by side.
-    Keys and values go into per-layer buffers that grow by doubling; a rollback only moves `length`.
+    scale, gelu_new), so the logits are the same; tests/core/test_lm_fast.py holds them side by side.
+
+    What is left besides the arithmetic is kept small (docs/benchmarks.md, the pass's profile): the
+    fused q/k/v product is written straight into the layer's cache row (no split, no copy into
+    separate key and value buffers), gelu_new runs in place, the residual adds are in place, and the
+    causal masks are views of one mask made once. A layer's cache is (capacity, 3E): q | k | v per
+    position (the q third is never read again; keeping it lets one addmm write the whole row).
+    Buffers grow by doubling; a rollback only moves `length`.
     """
 
     @staticmethod
@@ -68,24 +74,25 @@ class _GPT2Pass:
         self.blocks = [(b.ln_1.weight, b.ln_1.bias, b.attn.c_attn.weight, b.attn.c_attn.bias, b.attn.scaling,
                         b.attn.c_proj.weight, b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias,
                         b.mlp.c_fc.weight, b.mlp.c_fc.bias, b.mlp.c_proj.weight, b.mlp.c_proj.bias) for b in gpt.h]
-        self.keys: list[torch.Tensor] = []  # per layer (n_head, capacity, head_dim)
-        self.values: list[torch.Tensor] = []
+        self.cache: list[torch.Tensor] = []  # per layer (capacity, 3E): q | k | v of every fed position
+        self.heads: list[torch.Tensor] = []  # per layer the same memory as (3, 1, H, capacity, D)
+        self._causal: torch.Tensor | None = None  # (max_positions, max_positions) bool, lower triangle
 
     def _reserve(self, n: int) -> None:
         """Make room for n cached slots: buffers grow by doubling, keeping what they hold. Slots are not
         positions: a tree's nodes share positions, so a tree near the window's end needs more slots
         than the window has positions (doubling stops at the window; a tree takes only what it needs)."""
-        capacity = self.keys[0].shape[1] if self.keys else 0
+        capacity = self.cache[0].shape[0] if self.cache else 0
         if n <= capacity:
             return
         extra = max(n, min(self.max_positions, max(2 * capacity, 64))) - capacity
-        more = lambda: self.wte.new_empty(self.n_head, extra, self.head_dim)
-        if self.keys:
-            self.keys = [torch.cat([k, more()], dim=1) for k in self.keys]
-            self.values = [torch.cat([v, more()], dim=1) for v in self.values]
+        more = lambda: self.wte.new_empty(extra, 3 * self.embed_dim)
+        if self.cache:
+            self.cache = [torch.cat([c, more()]) for c in self.cache]
         else:
-            self.keys = [more() for _ in self.blocks]
-            self.values = [more() for _ in self.blocks]
+            self.cache = [more() for _ in self.blocks]
+        H, D = self.n_head, self.head_dim
+        self.heads = [c.view(-1, 3, H, D).permute(1, 2, 0, 3)[:, None] for c in self.cache]
 
     @torch.inference_mode()
     def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
@@ -96,9 +103,14 @@ class _GPT2Pass:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
-        x = F.embedding(ids, self.wte) + self.wpe[past:past + k]  # (k, E)
+        x = torch.embedding(self.wte, ids) + self.wpe[past:past + k]  # (k, E)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
-        mask = torch.ones(k, past + k, dtype=torch.bool, device=x.device).tril(past) if k > 1 and past else None
+        mask = None
+        if k > 1 and past:
+            if self._causal is None:
+                n = self.max_positions
+                self._causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
+            mask = self._causal[past:past + k, :past + k]  # (k, past + k)
         return self._layers(x, past, mask, k > 1 and not past, keep, hidden)
 
     @torch.inference_mode()
@@ -111,37 +123,37 @@ class _GPT2Pass:
             raise ValueError(f"a tree node at position {max(positions)} exceeds the model's {self.max_positions}")
         self._reserve(past + k)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
-        x = F.embedding(ids, self.wte) + self.wpe[torch.tensor(positions, device=ids.device)]  # (k, E)
+        x = torch.embedding(self.wte, ids) + self.wpe[torch.tensor(positions, device=ids.device)]  # (k, E)
         return self._layers(x, past, mask, False, k, hidden)
 
     def _layers(self, x: torch.Tensor, past: int, mask: torch.Tensor | None, causal: bool, keep: int,
                 hidden: bool = False):
         """The transformer blocks over k new positions x (k, E), caching their keys and values; the
         logits of the last `keep`, and with `hidden` the final hidden states of all k."""
-        k, E, H, D = x.shape[0], self.embed_dim, self.n_head, self.head_dim
+        k, E = x.shape[0], self.embed_dim
+        end, shape, eps, c = past + k, (E,), self.eps, math.sqrt(2.0 / math.pi)
         for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), \
-                keys, values in zip(self.blocks, self.keys, self.values):
-            h = F.layer_norm(x, (E,), ln1_w, ln1_b, self.eps)
-            q, key, value = torch.addmm(qkv_b, h, qkv_w).view(k, 3, H, D).permute(1, 2, 0, 3)  # (H, k, D) each
-            keys[:, past:past + k] = key
-            values[:, past:past + k] = value
-            att = F.scaled_dot_product_attention(q[None], keys[None, :, :past + k], values[None, :, :past + k],
+                cache, heads in zip(self.blocks, self.cache, self.heads):
+            torch.addmm(qkv_b, torch.layer_norm(x, shape, ln1_w, ln1_b, eps), qkv_w, out=cache[past:end])
+            att = F.scaled_dot_product_attention(heads[0, :, :, past:end], heads[1, :, :, :end], heads[2, :, :, :end],
                                                  attn_mask=mask, dropout_p=0.0, scale=scale, is_causal=causal)
-            x = x + torch.addmm(proj_b, att[0].transpose(0, 1).reshape(k, E), proj_w)
-            h = torch.addmm(fc_b, F.layer_norm(x, (E,), ln2_w, ln2_b, self.eps), fc_w)
-            h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))  # gelu_new
-            x = x + torch.addmm(out_b, h, out_w)
+            # (1, H, k, D); transformers' transpose + reshape, a copy only where the layout needs one
+            x = torch.addmm(proj_b, att[0].transpose(0, 1).reshape(k, E), proj_w).add_(x)
+            h = torch.addmm(fc_b, torch.layer_norm(x, shape, ln2_w, ln2_b, eps), fc_w)  # (k, 4E)
+            # gelu_new, 0.5 h (1 + tanh(c (h + 0.044715 h^3))), in transformers' order, in place
+            t = torch.pow(h, 3.0).mul_(0.044715).add_(h).mul_(c).tanh_().add_(1.0)
+            x = torch.addmm(out_b, h.mul_(0.5).mul_(t), out_w).add_(x)
         if hidden:
-            h = F.layer_norm(x, (E,), *self.ln_f, self.eps)  # (k, E)
+            h = torch.layer_norm(x, shape, *self.ln_f, eps)  # (k, E)
             return F.linear(h[k - keep:], self.lm_head), h
-        return F.linear(F.layer_norm(x[k - keep:], (E,), *self.ln_f, self.eps), self.lm_head)
+        return F.linear(torch.layer_norm(x[k - keep:], shape, *self.ln_f, eps), self.lm_head)
 
     @torch.inference_mode()
     def keep(self, start: int, slots: list[int]) -> None:
         """Move the cached positions `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
         index = torch.tensor(slots, dtype=torch.long, device=self.wte.device)
-        for cache in self.keys + self.values:
-            cache[:, start:start + len(slots)] = cache[:, index]
+        for cache in self.cache:
+            cache[start:start + len(slots)] = cache[index]
 
 
 FORWARDS = ("core", "transformers")

@@ -1,6 +1,7 @@
 """Draft/target model pairs: the bundled Shakespeare pair (offline), GPT-2 pairs from the hub, or
 a custom pair of hub ids / local directories. Every pair goes through `load_pair`.
 """
+import copy
 import os
 import socket
 from dataclasses import dataclass, field
@@ -37,6 +38,25 @@ PAIRS = {
 }
 
 
+# Precision of weights and arithmetic. fp32 is the default and the only one the exactness lessons
+# use: bf16 halves the bytes a pass reads, but its rounding can flip near-ties, and differently in a
+# one-token pass and in a multi-position pass (docs/benchmarks.md, "Half precision").
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16}
+PRECISION_HELP = ("weights and arithmetic: fp32 (default; the exact target) or bf16 (half the bytes a pass reads, "
+                  "lossy: its rounding moves the target's distributions and flips near-ties; measured agreement "
+                  "in docs/benchmarks.md, Half precision)")
+
+
+def model_at_precision(model: PreTrainedModel, precision: str) -> PreTrainedModel:
+    """The model itself at fp32, else a converted copy (a cached model is shared: never cast in place)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
+    dtype = PRECISIONS[precision]
+    if next(model.parameters()).dtype == dtype:
+        return model
+    return copy.deepcopy(model).to(dtype).eval()
+
+
 class PairUnavailable(RuntimeError):
     """A pair that cannot be loaded here (missing download, no network, corrupt file); the message
     says what is missing and how to get it."""
@@ -53,6 +73,18 @@ class ModelPair:
     description: str
     device: str
     drafts: dict[str, PreTrainedModel] = field(default_factory=dict)  # label -> drafter model, default first
+    precision: str = "fp32"  # of every model's weights and arithmetic (PRECISIONS)
+
+    def at_precision(self, precision: str) -> "ModelPair":
+        """This pair at `precision`: itself, or a new pair of converted copies (this one is untouched)."""
+        if precision == self.precision:
+            return self
+        drafts = {label: model_at_precision(m, precision) for label, m in self.drafts.items()}
+        draft = next((drafts[label] for label, m in self.drafts.items() if m is self.draft), None)
+        return ModelPair(self.name, model_at_precision(self.target, precision),
+                         draft if draft is not None else model_at_precision(self.draft, precision),
+                         self.tokenizer, self.target_name, self.draft_name, self.description, self.device,
+                         drafts, precision)
 
     @property
     def context_length(self) -> int:
@@ -75,7 +107,7 @@ class ModelPair:
         return {"pair": self.name, "target": self.target_name, "draft": self.draft_name,
                 "target_params": self.target_params, "draft_params": self.draft_params,
                 "vocab_size": self.vocab_size, "context_length": self.context_length, "device": self.device,
-                "drafts": list(self.drafts)}
+                "drafts": list(self.drafts), "precision": self.precision}
 
 
 def default_device() -> str:
@@ -140,10 +172,13 @@ def same_tokenizer(a, b) -> bool:
 
 
 def load_pair(name: str = "shakespeare", device: str | None = None, *, target: str | None = None,
-              draft: str | None = None) -> ModelPair:
+              draft: str | None = None, precision: str = "fp32") -> ModelPair:
     """Load a draft/target pair in eval mode. `name` is a key of PAIRS, or "custom" with `target`
-    and `draft` given as hub ids or local directories. Raises PairUnavailable with a clear message
-    when the models cannot be had, and ValueError for an unknown name or mismatched tokenizers."""
+    and `draft` given as hub ids or local directories; `precision` one of PRECISIONS (fp32 unless
+    asked). Raises PairUnavailable with a clear message when the models cannot be had, and
+    ValueError for an unknown name or precision or mismatched tokenizers."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}")
     if name == "custom":
         if not target or not draft:
             raise ValueError("a custom pair needs both target= and draft= (hub ids or local directories)")
@@ -175,4 +210,4 @@ def load_pair(name: str = "shakespeare", device: str | None = None, *, target: s
         if same_tokenizer(tok, target_tok):
             drafts[extra_label] = model
     return ModelPair(name, target_model, draft_model, target_tok, label(spec.target), label(spec.draft),
-                     spec.description, device, drafts)
+                     spec.description, device, drafts).at_precision(precision)

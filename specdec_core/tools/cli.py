@@ -16,7 +16,7 @@ import sys
 from ..analysis import race
 from ..analysis.round_stats import acceptance_metrics
 from ..drafters import NgramDrafter, UnigramDrafter
-from ..pairs import PAIRS, PairUnavailable, load_pair
+from ..pairs import PAIRS, PRECISION_HELP, PRECISIONS, PairUnavailable, load_pair
 from ..policies import POLICIES, SIGNALS, make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
@@ -35,7 +35,7 @@ def _shape(text: str) -> tuple[int, ...]:
 
 
 def _generate(args) -> int:
-    pair = load_pair(args.pair)
+    pair = load_pair(args.pair, precision=args.precision)
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter()}[args.drafter]
@@ -50,7 +50,7 @@ def _generate(args) -> int:
         res = speculative_generate(pair.target, drafter, ids, gamma=policy, max_new_tokens=args.max_new_tokens,
                                    sampling=sampling, seed=args.seed)
     text = pair.tokenizer.decode(res.tokens)
-    stats = {"pair": args.pair, "tokens": len(res.tokens), "target_passes": res.target_passes,
+    stats = {"pair": args.pair, "precision": args.precision, "tokens": len(res.tokens), "target_passes": res.target_passes,
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
@@ -135,6 +135,7 @@ def main(argv=None) -> int:
                    help="draft a token tree with these children per depth (instead of a chain of --gamma)")
     g.add_argument("--node-budget", type=int, default=None,
                    help="grow a best-first tree of this many nodes (--tree then only sets the depth)")
+    g.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS), help=PRECISION_HELP)
     g.add_argument("--json", action="store_true", help="machine-readable output")
     g.set_defaults(func=_generate)
     r = sub.add_parser("race", help="the app's Wall-Clock Race: median speedup over interleaved races, with its spread")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 
-from ...pairs import PAIRS, PairUnavailable, load_pair
+from ...pairs import PAIRS, PRECISION_HELP, PRECISIONS, PairUnavailable, load_pair
 from .fit import check_targets
 from .plan import Settings, quick_settings
 from .report import report_markdown, verdict_word, write_chart, write_csv
@@ -23,7 +23,8 @@ def run(s: Settings, command: str = "python -m specdec_core bench", log=print) -
     results, skipped = [], {}
     for name in s.pairs:
         try:
-            pair = load_pair(name, device=None if s.device == "auto" else s.device) if name in PAIRS else None
+            pair = (load_pair(name, device=None if s.device == "auto" else s.device, precision=s.precision)
+                    if name in PAIRS else None)
         except (PairUnavailable, ValueError) as err:
             skipped[name] = str(err)
             log(f"[{name}] skipped: {err}")
@@ -63,6 +64,7 @@ def add_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--trace-reps", type=int, default=None, help="repetitions of the trace on/off comparison")
     b.add_argument("--threads", type=int, default=1, help="torch threads (default 1; 0: torch's own choice)")
     b.add_argument("--device", default="cpu", help="cpu (default), cuda, mps, or auto")
+    b.add_argument("--precision", default="fp32", choices=sorted(PRECISIONS), help=PRECISION_HELP)
     b.add_argument("--no-hf", action="store_true", help="skip transformers' generate() rows")
     b.add_argument("--no-sampling", action="store_true", help="skip the sampling rows")
     b.add_argument("--profile", action="store_true", help="also write profile-PAIR.txt (cProfile at the best gamma)")
@@ -81,6 +83,7 @@ def parse_gammas(text: str) -> list[int]:
 def settings_from_args(args) -> Settings:
     s = quick_settings() if args.quick else Settings()
     s.pairs, s.out, s.threads, s.device = list(args.pair), args.out, args.threads, args.device
+    s.precision = getattr(args, "precision", "fp32")
     s.hf, s.sampling, s.profile = not args.no_hf, not args.no_sampling, args.profile
     if args.gammas:
         s.gammas = parse_gammas(args.gammas)

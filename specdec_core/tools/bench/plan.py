@@ -70,6 +70,7 @@ class Settings:
     # up to 8x slower whenever anything else ran, and small models gain little from a second one
     quick: bool = False
     profile: bool = False  # also write a cProfile of speculative greedy decoding at the best gamma
+    precision: str = "fp32"  # of both models (pairs.PRECISIONS); bf16 is lossy, never the default
     device: str = "cpu"  # "cpu", "cuda", ... or "auto" (load_pair's choice); peak memory is host RSS
     # token-tree rows (greedy, model drafter), next to the chain of gamma = their depth
     trees: list[tuple[int, ...]] = field(default_factory=lambda: [(2, 2, 1, 1), (2, 2, 2, 2), (3, 2, 1, 1), (4, 4, 1, 1)])
