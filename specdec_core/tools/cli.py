@@ -7,6 +7,7 @@
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
+    specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
 """
 import argparse
 import json
@@ -105,6 +106,10 @@ def _race(args) -> int:
 def main(argv=None) -> int:
     """Run one subcommand; returns the process exit status (2 with a one-line message on bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["train", "heads"]:  # the self-drafters on the frozen target (their own parser)
+        from .train.heads import main as heads_main
+        heads_main(argv[2:])
+        return 0
     if argv[:1] == ["train"]:  # training keeps its own parser (and its own --help)
         from .train.__main__ import main as train_main
         train_main(argv[1:])
