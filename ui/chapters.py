@@ -30,6 +30,8 @@ CHAPTERS = [
             "Which distributions each target pass computed were used, and why the method is lossless."),
     Chapter("chapters/trees.py", "Beyond One Guess: Token Trees", ":material/forest:",
             "Draft a tree of alternatives, verify every branch in one pass, exactly; when it pays, and where."),
+    Chapter("chapters/self_drafting.py", "Drafters That Read the Target", ":material/visibility:",
+            "Medusa heads and an EAGLE drafter trained here on the target's own features, measured side by side."),
     Chapter("chapters/impact.py", "Impact & Lineage", ":material/account_tree:",
             "What came after the paper, what it did not solve, and a live shoot-out of three kinds of drafter."),
     Chapter("chapters/quiz.py", "Quiz", ":material/quiz:", "Test yourself on every chapter, with explanations."),

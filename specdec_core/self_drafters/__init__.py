@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..lm import context_length
 from .eagle import EagleDrafter
-from .files import HeadsMismatch, check_target, load_net, read_config
+from .files import HeadsMismatch, check_target, load_net, read_config, read_training
 from .medusa import MedusaDrafter
 from .nets import target_fingerprint, target_readout
 
@@ -26,10 +26,13 @@ def for_target(target, directory: Path, fingerprint: str | None = None):
     check_target(config, lm_head.shape[1], lm_head.shape[0], fingerprint or target_fingerprint(target))
     net = load_net(directory, config).to(lm_head.device)
     if config.kind == "medusa":
-        return MedusaDrafter(net, lm_head, config, context_length(target), NAMES["medusa"])
-    if config.kind == "eagle":
-        return EagleDrafter(net, lm_head, embedding, config, context_length(target), NAMES["eagle"])
-    raise ValueError(f"unknown heads kind {config.kind!r} in {directory}")
+        drafter = MedusaDrafter(net, lm_head, config, context_length(target), NAMES["medusa"])
+    elif config.kind == "eagle":
+        drafter = EagleDrafter(net, lm_head, embedding, config, context_length(target), NAMES["eagle"])
+    else:
+        raise ValueError(f"unknown heads kind {config.kind!r} in {directory}")
+    drafter.training = read_training(directory)
+    return drafter
 
 
 def load_self_drafters(target, directory: Path) -> tuple[dict, list[str]]:

@@ -33,6 +33,7 @@ class EagleDrafter:
         check_target(config, lm_head.shape[1], lm_head.shape[0], None)
         self.net, self.lm_head, self.embedding, self.config = net, lm_head, embedding, config  # shared, read-only
         self.name = name
+        self.training: dict = {}  # the training summary stored beside the weights
         self.vocab_size = config.vocab
         self.context_length = context_length
 

@@ -27,6 +27,11 @@ def read_config(directory: Path) -> HeadsConfig:
     return HeadsConfig(**raw)
 
 
+def read_training(directory: Path) -> dict:
+    """The training summary stored beside the weights (steps, time, held-out agreement)."""
+    return json.loads((Path(directory) / CONFIG).read_text()).get("training", {})
+
+
 def check_target(config: HeadsConfig, width: int, vocab: int, fingerprint: str | None) -> None:
     """HeadsMismatch (a ValueError) unless the target has the width, vocabulary and weights the
     heads were trained on. fingerprint None: only width and vocabulary are checked."""

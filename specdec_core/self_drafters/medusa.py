@@ -31,7 +31,8 @@ class MedusaDrafter:
     def __init__(self, heads: MedusaHeads, lm_head: torch.Tensor, config: HeadsConfig, context_length: int,
                  name: str = "Medusa heads"):
         check_target(config, lm_head.shape[1], lm_head.shape[0], None)
-        self.heads, self.lm_head, self.config = heads, lm_head, config  # shared, read-only
+        self.net, self.lm_head, self.config = heads, lm_head, config  # shared, read-only
+        self.training: dict = {}  # the training summary stored beside the weights
         self.name = name
         self.vocab_size = config.vocab
         self.context_length = context_length
@@ -57,7 +58,7 @@ class MedusaSession:
         if not self.log.count:
             return None, 0.0
         start = time.perf_counter()
-        logits = F.linear(self.drafter.heads(self.log.last()), self.drafter.lm_head)  # (K, V)
+        logits = F.linear(self.drafter.net(self.log.last()), self.drafter.lm_head)  # (K, V)
         self.passes += 1
         return logits, time.perf_counter() - start
 

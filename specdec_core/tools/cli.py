@@ -6,6 +6,7 @@
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
+    specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE drafter)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
     specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
 """
@@ -117,6 +118,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench-policies"]:  # adaptive draft length against every fixed gamma (its own parser)
         from .bench.policies import main as policies_main
         return policies_main(argv[1:])
+    if argv[:1] == ["bench-drafters"]:  # the distilled draft against the self-drafters (its own parser)
+        from .bench.drafters import main as drafters_main
+        return drafters_main(argv[1:])
     ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
@@ -159,6 +163,7 @@ def main(argv=None) -> int:
     b.set_defaults(func=bench_main)
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
+    sub.add_parser("bench-drafters", help="the distilled draft, Medusa heads and EAGLE drafter side by side")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command
     try:

@@ -13,10 +13,11 @@
    noise std 0.2 * 512 / width).
 Both train in one loop, step by step in turn, so that a time budget (`--minutes`) cuts both at the
 same point; checkpoints every `ckpt_every` steps and a JSON-lines log (the model card plots it). The
-learning-rate schedule runs over `steps`; the budget may stop it earlier, and the log says so.
+learning rate decays over the steps or the budget, whichever runs out first; the log says which.
 """
 import argparse
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,7 +29,6 @@ import torch.nn.functional as F
 from ...self_drafters.files import save_heads
 from ...self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from .corpus import load_plays, split_plays
-from .lm import lr_at
 
 
 @dataclass
@@ -52,6 +52,15 @@ class HeadsSettings:
 
 TINY = HeadsSettings(steps=4, batch=2, window=32, train_windows=8, val_windows=2, n_heads=3, warmup=1,
                      eval_every=2, ckpt_every=2)
+
+
+def lr_at(step: int, elapsed_s: float, budget_s: float, s: HeadsSettings) -> float:
+    """Linear warm-up, then cosine decay to a tenth of the peak over whichever runs out first, the
+    steps or the time budget (a shared machine may give far fewer steps than planned)."""
+    if step < s.warmup:
+        return s.lr * (step + 1) / s.warmup
+    frac = min(1.0, max((step - s.warmup) / max(1, s.steps - s.warmup), elapsed_s / budget_s))
+    return s.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
 def windows(stream: np.ndarray, n: int, length: int, rng: np.random.Generator) -> np.ndarray:
@@ -201,7 +210,7 @@ def main(argv=None) -> None:
                 break
             for opt in opts.values():
                 for group in opt.param_groups:
-                    group["lr"] = lr_at(step, s)
+                    group["lr"] = lr_at(step, time.perf_counter() - t0, budget_s, s)
             pick = torch.from_numpy(rng.integers(0, n_train, size=s.batch))
             feats, ids = d["train_feats"][pick].float(), d["train_ids"][pick]
             m_loss, m_agree = medusa_loss(medusa, lm_head, feats, s)
