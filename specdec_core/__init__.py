@@ -4,12 +4,12 @@ from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
 from .pairs import ModelPair, PairUnavailable, load_pair
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
-from .trace import GenerationResult, RoundTrace, TreeTrace, drafts_frame, rounds_frame
+from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts_frame, rounds_frame
 from .tree import EXACT_TREE, TreeRule, tree_generate
 
 __all__ = [
     "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter",
     "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
-    "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "EXACT_TREE", "TreeRule", "tree_generate",
+    "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "TreeSettings", "EXACT_TREE", "TreeRule", "tree_generate",
 ]

@@ -9,7 +9,7 @@ import torch
 from .drafters import Proposal
 from .sampler import Rows, Rule, acceptance_probability, exact_acceptance, exact_residual, residual_distribution
 from .sampling import SamplingConfig, to_probs
-from .tree import TreeRule, _accept
+from .tree import TreeRule, accept_child
 
 
 def _resample_from_p(rows: Rows, i: int) -> torch.Tensor:
@@ -105,7 +105,7 @@ def _last_fresh_draw(p: torch.Tensor, q: torch.Tensor, x: int) -> torch.Tensor:
     return rest / rest.sum() if rest.sum() > 0 else p
 
 
-BROKEN_TREE_SAME_P = TreeRule("broken: every child judged against the same p", _accept, _same_p,
+BROKEN_TREE_SAME_P = TreeRule("broken: every child judged against the same p", accept_child, _same_p,
                               lambda p, q, x: residual_distribution(p, q))
 # wrong: each branch gets its own chance of matching the target, so drafted tokens win too often
 BROKEN_TREE_FRESH_DRAW = TreeRule("broken: a fresh target draw per branch", _fresh_target_draw, _same_p,

@@ -7,6 +7,17 @@ adding `keep_drafting=test` when the draft-length policy may end a round early: 
 but the first, a drafter that supports it calls `test(drafts_so_far, raw_logits, generator)` with
 the raw logits (V,) it would draw the next draft from, and stops when it returns False (see
 specdec_core.policies).
+
+For token trees (specdec_core.tree) the session drafts a whole tree, `propose_tree(context, shape,
+sampling, generator, node_budget, max_depth) -> DraftTree`, and after the verdict is told which path
+was accepted, `keep_tree_path(tree, path)`, so that it can keep that path in its own state. Every
+drafter here drafts trees: a model grows one from its distributions (`tree_draft.draft_tree`), n-gram
+lookup drafts a chain-shaped tree (one-hot q: one child per node).
+
+A drafter that reads the target (Medusa, EAGLE) sets `reads_target = True`; its session's
+`observe_target(features)` then receives the target's final hidden states (k, E) of newly committed
+tokens, in order, so that it has seen every committed token but the last (the generation skeleton,
+specdec_core.generation, keeps this invariant for chains and trees alike).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -17,6 +28,7 @@ from transformers import PreTrainedModel
 
 from .lm import CachedLM, context_length, vocab_size
 from .sampling import SamplingConfig, sample, to_probs
+from .tree_draft import DraftTree, draft_tree
 
 
 @dataclass
@@ -33,13 +45,32 @@ class DraftSession(Protocol):
     def propose(self, context: list[int], gamma: int, sampling: SamplingConfig,
                 generator: torch.Generator, keep_drafting=None) -> Proposal: ...
 
+    def propose_tree(self, context: list[int], shape: tuple[int, ...], sampling: SamplingConfig,
+                     generator: torch.Generator, node_budget: int | None = None,
+                     max_depth: int | None = None) -> DraftTree:
+        """A tree of drafts below the context (a drafter that cannot draft trees raises ValueError)."""
+        ...
+
+    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
+        """The target accepted `path` (nodes from the context down): keep it, drop the rest."""
+        ...
+
+    # Only when the drafter's reads_target is True: the target's features (k, E) of newly committed tokens.
+    # def observe_target(self, features: torch.Tensor) -> None: ...
+
 
 class Drafter(Protocol):
     name: str
     vocab_size: int | None  # None: adapts to any vocabulary
     context_length: int | None  # None: unbounded
+    # reads_target: bool  (optional, default False): its sessions get observe_target(features)
 
     def start(self, vocab: int) -> DraftSession: ...
+
+
+def reads_target(drafter) -> bool:
+    """Whether the drafter's sessions read the target's hidden states (`observe_target`)."""
+    return bool(getattr(drafter, "reads_target", False))
 
 
 def _one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
@@ -105,6 +136,36 @@ class _ModelDraftSession:
         q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
         return Proposal(tokens, q, logits, pass_s)
 
+    def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
+        """One pass over the context, then one tree pass per level over its new nodes."""
+        self._slot: dict[int, int] = {}  # tree node -> its number in this cache's tree
+        pass_s: list[float] = []
+
+        def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
+            if nodes == [-1]:
+                feed = self._sync(context)
+                logits = self.lm.extend(feed, logits_to_keep=1)  # (1, V)
+                self.fed += feed
+            else:
+                parents = [self._slot[tree.parents[n]] if tree.parents[n] >= 0 else -1 for n in nodes]
+                for n in nodes:
+                    self._slot[n] = len(self._slot)
+                logits = self.lm.extend_tree([tree.tokens[n] for n in nodes], parents)  # (len(nodes), V)
+            pass_s.append(self.lm.last_pass_s)
+            return logits
+
+        tree = draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
+        tree.pass_s = pass_s
+        return tree
+
+    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
+        """Keep the accepted nodes this cache has seen (a prefix of the path)."""
+        seen = [n for n in path if n in getattr(self, "_slot", {})]
+        if self.lm.tree_start is not None:
+            self.lm.keep_path([self._slot[n] for n in seen])
+        self.fed += [tree.tokens[n] for n in seen]
+        self._slot = {}
+
 
 # --- model-free drafters ----------------------------------------------------------------------------
 
@@ -156,6 +217,14 @@ class _NgramSession:
         tokens = self.lookup(context, gamma)
         return Proposal(tokens, _one_hot(tokens, self.vocab))
 
+    def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
+        """A lookup has one continuation: a chain-shaped tree, each node's q one-hot on its token."""
+        depth = min(len(shape), max_depth if max_depth is not None else len(shape), node_budget or len(shape))
+        return chain_tree(self.lookup(context, depth), self.vocab)
+
+    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
+        pass  # stateless: the next lookup reads the context
+
 
 class UnigramDrafter:
     """A deliberately weak baseline: draws each token from the context's own token frequencies."""
@@ -186,6 +255,27 @@ class _UnigramSession:
             tokens.append(int(q_row.argmax()) if sampling.greedy else sample(q_row, generator))
         n = len(tokens)
         return Proposal(tokens, q_row.expand(n, -1), row.expand(n, -1))
+
+    def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
+        """A tree grown from the counts of the context and the path down to each node."""
+        def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
+            return torch.stack([torch.log(torch.bincount(torch.tensor(context + tree.path_tokens(n), dtype=torch.long),
+                                                         minlength=self.vocab).float()) for n in nodes])
+
+        return draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
+
+    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
+        pass  # stateless
+
+
+def chain_tree(tokens: list[int], vocab: int) -> DraftTree:
+    """A chain of drafts as a tree (node i the child of node i - 1), each drawn from a one-hot q: for
+    drafters without a distribution, whose tree has one branch."""
+    tree = DraftTree()
+    for i, x in enumerate(tokens):
+        tree.q[i - 1] = _one_hot([x], vocab)[0]
+        tree.add(i - 1, x, 1.0)
+    return tree
 
 
 def as_drafter(drafter) -> Drafter:

@@ -72,11 +72,13 @@ class _GPT2Pass:
         self.values: list[torch.Tensor] = []
 
     def _reserve(self, n: int) -> None:
-        """Make room for n cached positions: buffers grow by doubling, keeping what they hold."""
+        """Make room for n cached slots: buffers grow by doubling, keeping what they hold. Slots are not
+        positions: a tree's nodes share positions, so a tree near the window's end needs more slots
+        than the window has positions (doubling stops at the window; a tree takes only what it needs)."""
         capacity = self.keys[0].shape[1] if self.keys else 0
         if n <= capacity:
             return
-        extra = min(self.max_positions, max(n, 2 * capacity, 64)) - capacity
+        extra = max(n, min(self.max_positions, max(2 * capacity, 64))) - capacity
         more = lambda: self.wte.new_empty(self.n_head, extra, self.head_dim)
         if self.keys:
             self.keys = [torch.cat([k, more()], dim=1) for k in self.keys]
@@ -86,8 +88,9 @@ class _GPT2Pass:
             self.values = [more() for _ in self.blocks]
 
     @torch.inference_mode()
-    def __call__(self, tokens: list[int], past: int, keep: int) -> torch.Tensor:
-        """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions."""
+    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
+        """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
+        `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
         k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
@@ -96,22 +99,25 @@ class _GPT2Pass:
         x = F.embedding(ids, self.wte) + self.wpe[past:past + k]  # (k, E)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
         mask = torch.ones(k, past + k, dtype=torch.bool, device=x.device).tril(past) if k > 1 and past else None
-        return self._layers(x, past, mask, k > 1 and not past, keep)
+        return self._layers(x, past, mask, k > 1 and not past, keep, hidden)
 
     @torch.inference_mode()
-    def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor) -> torch.Tensor:
-        """Logits (k, V) of tree nodes fed after `past` cached positions, at their own `positions`;
-        mask (k, past + k) says which cached or fed positions each node may attend to."""
+    def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
+        """Logits (k, V) of tree nodes fed after `past` cached slots, at their own `positions`; mask
+        (k, past + k) says which cached or fed slots each node may attend to. Only positions are bounded
+        by the window: siblings share a position, so the slots may run past it."""
         k = len(tokens)
-        if max(positions) >= self.max_positions or past + k > self.max_positions:
-            raise ValueError(f"a tree at {past} cached positions exceeds the model's {self.max_positions}")
+        if max(positions) >= self.max_positions:
+            raise ValueError(f"a tree node at position {max(positions)} exceeds the model's {self.max_positions}")
         self._reserve(past + k)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
         x = F.embedding(ids, self.wte) + self.wpe[torch.tensor(positions, device=ids.device)]  # (k, E)
-        return self._layers(x, past, mask, False, k)
+        return self._layers(x, past, mask, False, k, hidden)
 
-    def _layers(self, x: torch.Tensor, past: int, mask: torch.Tensor | None, causal: bool, keep: int) -> torch.Tensor:
-        """The transformer blocks over k new positions x (k, E), caching their keys and values."""
+    def _layers(self, x: torch.Tensor, past: int, mask: torch.Tensor | None, causal: bool, keep: int,
+                hidden: bool = False):
+        """The transformer blocks over k new positions x (k, E), caching their keys and values; the
+        logits of the last `keep`, and with `hidden` the final hidden states of all k."""
         k, E, H, D = x.shape[0], self.embed_dim, self.n_head, self.head_dim
         for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), \
                 keys, values in zip(self.blocks, self.keys, self.values):
@@ -125,6 +131,9 @@ class _GPT2Pass:
             h = torch.addmm(fc_b, F.layer_norm(x, (E,), ln2_w, ln2_b, self.eps), fc_w)
             h = 0.5 * h * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))  # gelu_new
             x = x + torch.addmm(out_b, h, out_w)
+        if hidden:
+            h = F.layer_norm(x, (E,), *self.ln_f, self.eps)  # (k, E)
+            return F.linear(h[k - keep:], self.lm_head), h
         return F.linear(F.layer_norm(x[k - keep:], (E,), *self.ln_f, self.eps), self.lm_head)
 
     @torch.inference_mode()
@@ -157,9 +166,11 @@ class CachedLM:
         self._tree_depth: list[int] = []  # per tree node fed so far: its depth (0 = next position)
         self._tree_seen: torch.Tensor | None = None  # (nodes, nodes) bool: node i attends to node j
 
-    def extend(self, tokens: list[int], logits_to_keep: int | None = None) -> torch.Tensor:
+    def extend(self, tokens: list[int], logits_to_keep: int | None = None, hidden: bool = False):
         """Feed `tokens` in one forward pass; return float32 logits (k, V) of the last k positions
-        (k = logits_to_keep, default all fed tokens). Logit row i predicts the token after position i."""
+        (k = logits_to_keep, default all fed tokens). Logit row i predicts the token after position i.
+        With `hidden`, return (logits, hidden states): the model's final hidden state (after its last
+        norm) of every fed token, float32 (len(tokens), E), as drafters that read the target need."""
         if not tokens:
             raise ValueError("extend needs at least one token")
         if self.tree_start is not None:
@@ -169,27 +180,32 @@ class CachedLM:
         if cuda:  # an accelerator runs asynchronously: time this pass, not the queue before it
             torch.cuda.synchronize(self.device)
         start = time.perf_counter()
+        states = None
         if self._gpt2 is not None:
-            logits = self._gpt2(tokens, self.length, keep)  # (keep, V)
+            out = self._gpt2(tokens, self.length, keep, hidden)  # (keep, V) [, (k, E)]
+            logits, states = out if hidden else (out, None)
         else:
             ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-            out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
+            more = {"output_hidden_states": True} if hidden else {}
+            out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep, **more)
             self.cache = out.past_key_values
             logits = out.logits[0]
+            states = out.hidden_states[-1][0] if hidden else None
         if cuda:
             torch.cuda.synchronize(self.device)
         self.last_pass_s = time.perf_counter() - start
         self.length += len(tokens)
         self.passes += 1
-        return logits.float()  # (keep, V)
+        return (logits.float(), states.float()) if hidden else logits.float()  # (keep, V) [, (k, E)]
 
-    def extend_tree(self, tokens: list[int], parents: list[int]) -> torch.Tensor:
+    def extend_tree(self, tokens: list[int], parents: list[int], hidden: bool = False):
         """Feed tree nodes in ONE pass; return float32 logits (k, V), row i after the path to node i.
 
         Nodes are numbered in the order fed since the tree began (over several calls if need be);
         parents[i] is the number of node i's parent (an earlier node), or -1 when it hangs straight
         off the cached tokens. Node i sees the cache before the tree, its ancestors and itself, at
-        position tree_start + depth(i). End the tree with `keep_path`."""
+        position tree_start + depth(i). End the tree with `keep_path`. With `hidden`, return (logits,
+        hidden states (k, E)) as `extend` does."""
         if not tokens or len(tokens) != len(parents):
             raise ValueError("extend_tree needs one parent per token, and at least one token")
         if self.tree_start is None:
@@ -211,15 +227,16 @@ class CachedLM:
         mask = torch.cat([torch.ones(k, self.tree_start, dtype=torch.bool), seen[old:]], dim=1)  # (k, cache + k)
         start = time.perf_counter()
         if self._gpt2 is not None:
-            logits = self._gpt2.tree(tokens, positions, self.length, mask.to(self.device))
+            out = self._gpt2.tree(tokens, positions, self.length, mask.to(self.device), hidden)
         else:
-            logits = self._forward_tree(tokens, positions, mask)
+            out = self._forward_tree(tokens, positions, mask, hidden)
+        logits, states = out if hidden else (out, None)
         self.last_pass_s = time.perf_counter() - start
         self.length += k
         self.passes += 1
-        return logits.float()  # (k, V)
+        return (logits.float(), states.float()) if hidden else logits.float()  # (k, V) [, (k, E)]
 
-    def _forward_tree(self, tokens: list[int], positions: list[int], mask: torch.Tensor) -> torch.Tensor:
+    def _forward_tree(self, tokens: list[int], positions: list[int], mask: torch.Tensor, hidden: bool = False):
         """A tree pass through the model's own forward, with a custom 4D attention mask."""
         impl = getattr(self.model.config, "_attn_implementation", None)
         if impl not in ("sdpa", "eager"):
@@ -230,9 +247,9 @@ class CachedLM:
         out = self.model(input_ids=torch.tensor([tokens], dtype=torch.long, device=self.device),
                          attention_mask=additive[None, None].to(self.device),  # (1, 1, k, cache + k)
                          position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
-                         past_key_values=self.cache, use_cache=True)
+                         past_key_values=self.cache, use_cache=True, output_hidden_states=hidden)
         self.cache = out.past_key_values
-        return out.logits[0]
+        return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
 
     def keep_path(self, nodes: list[int]) -> None:
         """End the current tree, keeping only `nodes` (a chain from a node hanging off the cache down
@@ -258,10 +275,13 @@ class CachedLM:
         self.length = start + len(nodes)
         self.tree_start, self._tree_depth, self._tree_seen = None, [], None
 
-    def prefill(self, tokens: list[int]) -> None:
-        """Feed a prompt (no logits needed: the LM head runs on one position only)."""
+    def prefill(self, tokens: list[int], hidden: bool = False) -> torch.Tensor | None:
+        """Feed a prompt (no logits needed: the LM head runs on one position only). With `hidden`,
+        return the prompt's final hidden states (len(tokens), E) (None for an empty prompt)."""
         if tokens:
-            self.extend(tokens, logits_to_keep=1)
+            out = self.extend(tokens, logits_to_keep=1, hidden=hidden)
+            return out[1] if hidden else None
+        return None
 
     def rollback(self, n: int) -> None:
         """Forget the last n tokens of the cache (transformers 5.x: crop(-n) removes n tokens)."""

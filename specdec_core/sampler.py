@@ -22,18 +22,18 @@ deliberately wrong rules of `broken` and the lossy-on-purpose ones of `lossy` us
 
 Every distribution here is after the sampling transform (temperature, top-k, top-p) of
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
+
+What is not the paper's two steps (input checks, the prompt's prefill, the round record, eos and
+max_new_tokens, the result) is the generation skeleton of `specdec_core.generation`, shared with
+token trees (`specdec_core.tree`), the exactness lab and batched decoding.
 """
-import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import torch
-from transformers import PreTrainedModel
 
-from .drafters import Proposal, as_drafter
-from .lm import CachedLM, context_length, vocab_size
+from .drafters import Proposal
+from .generation import begin
 from .policies import (
     MAX_GAMMA,
     STOP_CONFIDENCE,
@@ -46,10 +46,7 @@ from .policies import (
     confidence,
 )
 from .sampling import SamplingConfig, sample, to_probs
-from .trace import GenerationResult, RoundTrace
-
-TRACE_TOP = 8  # how many entries of p, q and the residual a trace keeps per position
-
+from .trace import GenerationResult, RoundTrace, top_entries
 
 # --- the rule ---------------------------------------------------------------------------------------
 
@@ -160,86 +157,6 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
     return Verdict(n_accepted, token, kind, float(dist[token]), rows.p_x, rows.q_x, accept_prob, uniforms, residual)
 
 
-# --- inputs -----------------------------------------------------------------------------------------
-
-def _as_model(model, role: str):
-    if not isinstance(model, PreTrainedModel):
-        raise TypeError(f"{role} must be a transformers causal LM, got {type(model).__name__}")
-    return model
-
-
-def _check_inputs(target, prompt_ids, max_new_tokens: int, sampling, seed, extra_context: int | None = None):
-    """Validate the shared arguments; return the prompt as a list of ints and a seeded generator."""
-    if isinstance(prompt_ids, torch.Tensor):
-        if prompt_ids.dim() != 1:
-            raise ValueError(f"prompt_ids must be 1-D, got shape {tuple(prompt_ids.shape)}")
-        prompt_ids = prompt_ids.tolist()
-    prompt = [int(t) for t in prompt_ids]
-    if not prompt:
-        raise ValueError("prompt_ids is empty: pass at least one token (e.g. [tokenizer.bos_token_id] on purpose)")
-    vocab = vocab_size(target)
-    if min(prompt) < 0 or max(prompt) >= vocab:
-        raise ValueError(f"prompt_ids must lie in [0, {vocab}), got values {min(prompt)}..{max(prompt)}")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be an integer >= 1, got {max_new_tokens!r}")
-    window = context_length(target) if extra_context is None else min(context_length(target), extra_context)
-    if len(prompt) + max_new_tokens > window:
-        raise ValueError(f"prompt ({len(prompt)} tokens) + max_new_tokens ({max_new_tokens}) exceeds the "
-                         f"context window of {window} tokens: shorten the prompt or ask for fewer tokens")
-    if not isinstance(sampling, SamplingConfig):
-        raise ValueError(f"sampling must be a SamplingConfig, got {type(sampling).__name__}")
-    return prompt, make_generator(seed)
-
-
-def make_generator(seed: int | None) -> tuple[torch.Generator, int]:
-    """A private generator for one call (never the global RNG: many sessions share this process)."""
-    if seed is None:
-        seed = int.from_bytes(os.urandom(7), "little")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
-    return torch.Generator().manual_seed(seed), seed
-
-
-def _eos(target, eos_token_id):
-    return target.config.eos_token_id if eos_token_id == "model" else eos_token_id
-
-
-class _Begun(NamedTuple):
-    prompt: list[int]
-    generator: torch.Generator
-    seed: int
-    eos: int | None
-    lm: CachedLM  # the target, with the prompt read
-    start: float  # time.perf_counter() when the target began reading the prompt
-    prefill_s: float
-
-
-def _begin(target, prompt_ids, max_new_tokens: int, sampling, seed, eos_token_id, forward: str,
-           extra_context: int | None = None) -> _Begun:
-    """Check the shared arguments, then let the target read the prompt. Invariant from here on: the
-    cache holds every committed token but the last, which the next pass (decoding or verifying) feeds."""
-    prompt, (generator, seed) = _check_inputs(target, prompt_ids, max_new_tokens, sampling, seed, extra_context)
-    eos = _eos(target, eos_token_id)
-    start = time.perf_counter()
-    lm = CachedLM(target, forward)
-    lm.prefill(prompt[:-1])
-    return _Begun(prompt, generator, seed, eos, lm, start, time.perf_counter() - start)
-
-
-def _truncate_at_eos(tokens: list[int], eos: int | None) -> tuple[list[int], bool]:
-    if eos is not None and eos in tokens:
-        return tokens[:tokens.index(eos) + 1], True
-    return tokens, False
-
-
-def _top(dist: torch.Tensor, k: int = TRACE_TOP):
-    values, ids = torch.topk(dist, min(k, dist.shape[-1]), dim=-1)
-    if dist.dim() == 1:
-        return [(int(i), float(v)) for i, v in zip(ids.tolist(), values.tolist()) if v > 0]
-    return [[(int(i), float(v)) for i, v in zip(r_ids, r_vals) if v > 0]
-            for r_ids, r_vals in zip(ids.tolist(), values.tolist())]
-
-
 # --- plain decoding ---------------------------------------------------------------------------------
 
 @torch.inference_mode()
@@ -251,22 +168,15 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
     `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the target's
     forward path (lm.CachedLM)."""
-    target = _as_model(target, "target")
-    prompt, generator, seed, eos, lm, start, prefill_s = _begin(target, prompt_ids, max_new_tokens, sampling, seed,
-                                                                eos_token_id, forward)
-    tokens, pass_s, last, stop = [], [], prompt[-1], "max_new_tokens"
-    while len(tokens) < max_new_tokens:
-        p = to_probs(lm.extend([last])[0], sampling)  # (V,)
-        last = int(p.argmax()) if sampling.greedy else sample(p, generator)
-        tokens.append(last)
-        pass_s.append(lm.last_pass_s)
+    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward)
+    while g.running:
+        p = to_probs(g.score([g.context[-1]])[0], sampling)  # (V,)
+        token = int(p.argmax()) if sampling.greedy else sample(p, g.generator)
+        _, hit_eos = g.commit([], token, "target")
         if on_token is not None:
-            on_token(last, lm.last_pass_s)
-        if last == eos:
-            stop = "eos"
-            break
-    return GenerationResult(tokens, lm.passes - (1 if len(prompt) > 1 else 0), 0, [], ["target"] * len(tokens),
-                            pass_s, prefill_s, time.perf_counter() - start, stop, seed, prompt_len=len(prompt))
+            on_token(token, g.lm.last_pass_s)
+        g.end_round(None, hit_eos)
+    return g.result()
 
 
 # --- speculative decoding ---------------------------------------------------------------------------
@@ -284,79 +194,51 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
     per-round fields. `on_round(round_trace)` is called after each round; `forward` picks the
     target's forward path (lm.CachedLM; a drafter picks its own)."""
-    target = _as_model(target, "target")
-    drafter = as_drafter(drafter)
-    vocab = vocab_size(target)
-    if drafter.vocab_size is not None and drafter.vocab_size != vocab:
-        raise ValueError(f"drafter vocabulary ({drafter.vocab_size}) differs from the target's ({vocab}): "
-                         "the drafter must share the target's tokenizer")
     policy = as_policy(gamma)
-    prompt, generator, seed, eos, lm, start, prefill_s = _begin(target, prompt_ids, max_new_tokens, sampling, seed,
-                                                                eos_token_id, forward, drafter.context_length)
-    session = drafter.start(vocab)
+    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward,
+              drafter=drafter, max_rounds=max_rounds)
     length = policy.start()  # this generation's own policy state
-    context = list(prompt)
-    tokens, kinds, rounds, pass_s, stop = [], [], [], [], "max_new_tokens"
-    if max_rounds is not None and max_rounds < 1:
-        raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds!r}")
-
-    while len(tokens) < max_new_tokens and (max_rounds is None or len(rounds) < max_rounds):
-        # Draft: as many as the policy asks, never more than the tokens still wanted (a round must
+    while g.running:
+        # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
         # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
-        planned = _checked_gamma(length.next_gamma(context), policy)
-        n_draft = min(planned, max_new_tokens - len(tokens) - 1)
-        draft_passes_before = session.passes
+        planned = _checked_gamma(length.next_gamma(g.context), policy)
+        n_draft = g.room(planned)
+        draft_passes_before = g.session.passes
         stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
         early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
-        proposal = (session.propose(context, n_draft, sampling, generator, **early) if n_draft > 0
-                    else Proposal([], torch.zeros(0, vocab)))
+        proposal = (g.session.propose(g.context, n_draft, sampling, g.generator, **early) if n_draft > 0
+                    else Proposal([], torch.zeros(0, 0)))
         drafts = proposal.tokens[:n_draft]
         draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
                       STOP_DRAFTER if len(drafts) < n_draft else
                       STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
-        # Verify: ONE target pass over the last committed token and all drafts.
-        logits = lm.extend([context[-1]] + drafts)  # (n + 1, V)
+        # 2. Verify: ONE target pass over the last committed token and all drafts.
+        logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
         p = to_probs(logits, sampling)
-        pass_s.append(lm.last_pass_s)
         own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
         q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
-        v = verify(p, q, drafts, sampling, generator, rule, logits)
-        lm.rollback(len(drafts) - v.n_accepted)  # forget the rejected drafts' keys and values
+        v = verify(p, q, drafts, sampling, g.generator, rule, logits)
+        g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
         length.observe(len(drafts), v.n_accepted)
 
-        new, hit_eos = _truncate_at_eos(drafts[:v.n_accepted] + [v.next_token], eos)
-        new_kinds = (["accepted"] * v.n_accepted + [v.next_kind])[:len(new)]
-        tokens += new
-        kinds += new_kinds
-        context += new
+        new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
         r = RoundTrace(
-            index=len(rounds), position=len(tokens) - len(new), draft_tokens=drafts,
+            index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=drafts,
             n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
             q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
             uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
-            draft_pass_s=proposal.pass_s, target_pass_s=lm.last_pass_s,
-            draft_passes=session.passes - draft_passes_before, next_prob=v.next_prob,
+            draft_pass_s=proposal.pass_s, target_pass_s=g.lm.last_pass_s,
+            draft_passes=g.session.passes - draft_passes_before, next_prob=v.next_prob,
             gamma=planned, draft_stop=draft_stop,
         )
         if trace:
             if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
                 raw = proposal.logits[:len(drafts)]
                 r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
-            r.p_top, r.q_top = _top(p), _top(q) if len(drafts) else []
-            r.residual_top = _top(v.residual) if v.residual is not None else None
-        rounds.append(r)
-        if on_round is not None:
-            on_round(r)
-        if hit_eos:
-            stop = "eos"
-            break
-    if stop != "eos" and len(tokens) < max_new_tokens:
-        stop = "max_rounds"
-
-    return GenerationResult(tokens, len(rounds), session.passes, rounds, kinds, pass_s, prefill_s,
-                            time.perf_counter() - start, stop, seed, drafter=drafter.name,
-                            gamma=policy.gamma if isinstance(policy, Constant) else None,
-                            prompt_len=len(prompt), policy=policy.name)
+            r.p_top, r.q_top = top_entries(p), top_entries(q) if len(drafts) else []
+            r.residual_top = top_entries(v.residual) if v.residual is not None else None
+        g.end_round(r, hit_eos, on_round)
+    return g.result(gamma=policy.gamma if isinstance(policy, Constant) else None, policy=policy.name)
 
 
 def _checked_gamma(planned, policy: Policy) -> int:

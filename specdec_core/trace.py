@@ -4,11 +4,22 @@ A trace is rich enough to animate a round (drafts with q(x) and p(x), acceptance
 uniform draws, the residual's top entries, the corrective or bonus token, pass timings). The heavy
 parts (top-k lists) are filled only when the caller asks for `trace=True`.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pandas as pd
+import torch
 
 TopK = list[tuple[int, float]]  # (token id, probability), most likely first
+TRACE_TOP = 8  # how many entries of p, q and the residual a trace keeps per position
+
+
+def top_entries(dist: torch.Tensor, k: int = TRACE_TOP):
+    """The k most likely entries of a distribution (V,) as TopK, or of each row of (n, V) as a list."""
+    values, ids = torch.topk(dist, min(k, dist.shape[-1]), dim=-1)
+    if dist.dim() == 1:
+        return [(int(i), float(v)) for i, v in zip(ids.tolist(), values.tolist()) if v > 0]
+    return [[(int(i), float(v)) for i, v in zip(r_ids, r_vals) if v > 0]
+            for r_ids, r_vals in zip(ids.tolist(), values.tolist())]
 
 
 @dataclass
@@ -82,6 +93,13 @@ class RoundTrace:
         return self.n_accepted if self.next_kind == "corrective" else None
 
 
+@dataclass(frozen=True)
+class TreeSettings:
+    """How a token-tree generation drafted (GenerationResult.tree; None for chains and plain decoding)."""
+    shape: tuple[int, ...]  # branching factor per depth
+    node_budget: int | None  # None: the static shape; else a best-first tree of this many nodes
+
+
 @dataclass
 class GenerationResult:
     tokens: list[int]  # the new tokens only
@@ -97,8 +115,8 @@ class GenerationResult:
     drafter: str | None = None
     gamma: int | None = None  # the constant gamma; None when a policy chose it round by round
     prompt_len: int = 0
-    extra: dict = field(default_factory=dict)
     policy: str | None = None  # the draft-length policy's name
+    tree: TreeSettings | None = None  # token-tree runs only
 
     @property
     def drafted(self) -> int:
@@ -107,6 +125,11 @@ class GenerationResult:
     @property
     def accepted(self) -> int:
         return sum(r.n_accepted for r in self.rounds)
+
+    @property
+    def drafts_per_round(self) -> float:
+        """Drafted tokens per round (a tree's nodes per round); 0 without rounds."""
+        return self.drafted / len(self.rounds) if self.rounds else 0.0
 
     @property
     def acceptance_rate(self) -> float:

@@ -7,7 +7,8 @@ with Pearson's chi-square (scipy.stats.chisquare). The exact rule passes; the br
 
 Speed: K full generations would cost K prefills. Instead the rounds are replayed over distributions
 computed once per distinct context (prefix + up to two tokens) and kept in `Distributions`. The replay
-calls the sampler's own `verify` with the same `Rule`, draws drafts the way `ModelDrafter` does and
+drives the same generation skeleton (`generation.Generation`, here bookkeeping without a model), calls
+the sampler's own `verify` with the same `Rule`, draws drafts the way `ModelDrafter` does and
 consumes the random generator in the same order as `speculative_generate(max_new_tokens=n + 1)`:
 sample i with seed s + i gives the first n tokens that generator would give with seed s + i (up to
 float rounding between a cached and an uncached pass; tests/test_pages_part2.py checks this). One
@@ -25,10 +26,12 @@ import torch
 from scipy import stats
 
 from ..drafters import Proposal
+from ..generation import Generation, make_generator
 from ..lm import CachedLM, context_length, vocab_size
-from ..sampler import EXACT, Rule, make_generator, verify
+from ..sampler import EXACT, Rule, verify
 from ..sampling import SamplingConfig, sample, to_probs
-from ..tree import EXACT_TREE, TreeRule, check_node_budget, check_shape, draft_tree, verify_tree
+from ..tree import EXACT_TREE, TreeRule, verify_tree
+from ..tree_draft import check_node_budget, check_shape, draft_tree
 
 MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a few tensor ops)
 MIN_K = 100
@@ -108,10 +111,10 @@ class Distributions:
 def speculative_sample(dist: Distributions, n_tokens: int, gamma: int, sampling: SamplingConfig,
                        generator: torch.Generator, rule: Rule = EXACT) -> Outcome:
     """The first n_tokens of one speculative generation (see the module docstring for the replay)."""
-    out: list[int] = []
-    max_new = n_tokens + 1
-    while len(out) < n_tokens:
-        n_draft = min(gamma, max_new - len(out) - 1)  # as speculative_generate: >= 1 here
+    g = Generation(dist.prefix, n_tokens + 1, generator)  # no eos: the lab counts every token
+    out = g.tokens
+    while len(out) < n_tokens:  # the kept tokens are drawn: the rest would be placeholders
+        n_draft = g.room(gamma)  # as speculative_generate: >= 1 here
         drafts, q_rows = [], []
         for _ in range(n_draft):  # as ModelDrafter.propose: x_i ~ q(. | context, x_<i)
             q_rows.append(dist.probs("draft", tuple(out + drafts), sampling))
@@ -126,7 +129,7 @@ def speculative_sample(dist: Distributions, n_tokens: int, gamma: int, sampling:
         q = rule.verification_q(proposal, sampling)[:n_draft]
         target_logits = torch.stack([dist.logits("target", tuple(out + drafts[:i])) for i in range(n_draft)])  # (n, V)
         v = verify(p, q, drafts, sampling, generator, rule, target_logits)
-        out += drafts[:v.n_accepted] + [v.next_token]
+        g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
     return tuple(out[:n_tokens])
 
 
@@ -134,10 +137,10 @@ def tree_sample(dist: Distributions, n_tokens: int, shape: tuple[int, ...], samp
                 generator: torch.Generator, rule: TreeRule = EXACT_TREE, node_budget: int | None = None) -> Outcome:
     """The first n_tokens of one token-tree generation, replayed like `speculative_sample`: the same
     `draft_tree` and `verify_tree` as `tree_generate(max_new_tokens=n + 1)`, in the same order."""
-    out: list[int] = []
-    max_new = n_tokens + 1
+    g = Generation(dist.prefix, n_tokens + 1, generator)
+    out = g.tokens
     while len(out) < n_tokens:
-        depth = min(len(shape), max_new - len(out) - 1)  # as tree_generate: >= 1 here
+        depth = g.room(len(shape))  # as tree_generate: >= 1 here
 
         def logits_at(tree, nodes, out=out):  # the drafter after the path to each node
             return torch.stack([dist.logits("draft", tuple(out + tree.path_tokens(n))) for n in nodes])
@@ -149,7 +152,7 @@ def tree_sample(dist: Distributions, n_tokens: int, shape: tuple[int, ...], samp
             return dist.p(suffix, sampling) if len(suffix) < n_tokens else torch.full((dist.vocab,), 1.0 / dist.vocab)
 
         v = verify_tree(tree, p_at, sampling, generator, rule)
-        out += [tree.tokens[n] for n in v.path] + [v.next_token]
+        g.commit([tree.tokens[n] for n in v.path], v.next_token, v.next_kind)
     return tuple(out[:n_tokens])
 
 

@@ -77,8 +77,7 @@ def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_t
             "tokens_per_pass": res.tokens_per_pass,
             "target_passes": res.target_passes,
             "tokens": len(res.tokens),
-            "nodes_per_round": (res.extra.get("nodes_per_round") if name == "tree"
-                                else (res.drafted / rounds if res.rounds else 0.0)),
+            "nodes_per_round": res.drafts_per_round,
             "draft_passes_per_round": res.draft_passes / rounds if res.rounds else 0.0,
             "target_pass_s": statistics.median(res.target_pass_s) if res.target_pass_s else float("nan"),
         }

@@ -43,8 +43,6 @@ def _generate(args) -> int:
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     elif args.tree is not None or args.node_budget is not None:
-        if args.drafter != "model":
-            raise ValueError("token trees need the model drafter (--drafter model)")
         res = tree_generate(pair.target, drafter, ids, shape=args.tree or (2, 2, 1, 1),
                             max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
                             node_budget=args.node_budget)
@@ -57,11 +55,11 @@ def _generate(args) -> int:
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
              "tokens_per_target_pass": res.tokens_per_pass, "seconds": res.total_s, "seed": res.seed,
              "stop_reason": res.stop_reason}
-    if "shape" in res.extra:  # a token-tree run
-        stats.update({"tree_shape": list(res.extra["shape"]), "node_budget": res.extra["node_budget"],
-                      "nodes": res.extra["nodes"], "nodes_per_round": res.extra["nodes_per_round"],
+    if res.tree is not None:  # a token-tree run
+        stats.update({"tree_shape": list(res.tree.shape), "node_budget": res.tree.node_budget,
+                      "nodes": res.drafted, "nodes_per_round": res.drafts_per_round,
                       "accepted_per_round": res.accepted / max(1, len(res.rounds))})
-    if not args.plain and "shape" not in res.extra:  # (the chain's acceptance metrics do not apply to trees)
+    if not args.plain and res.tree is None:  # (the chain's acceptance metrics do not apply to trees)
         stats = {**stats, "policy": res.policy, **acceptance_metrics(res.rounds)}
     if args.json:
         rounds = rounds_frame(res.rounds).to_dict(orient="records") if res.rounds else []

@@ -3,11 +3,19 @@ import pytest
 import torch
 from test_core_exactness import chi_square_pvalue
 
-from specdec_core import GREEDY, NgramDrafter, SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
+from specdec_core import (
+    GREEDY,
+    NgramDrafter,
+    SamplingConfig,
+    UnigramDrafter,
+    autoregressive_generate,
+    speculative_generate,
+    tree_generate,
+)
 from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.lm import CachedLM
 from specdec_core.sampling import to_probs
-from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, node_distribution, tree_size
+from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, TreeRule, tree_size
 
 SHAPES = [(1,), (2,), (2, 2, 1, 1), (3, 1, 2), (1, 1, 1, 1, 1)]
 
@@ -108,7 +116,8 @@ def test_round_trace_holds_the_tree(small_pair):
         assert [t.parents[n] for n in t.path] == ([-1] + t.path)[:len(t.path)]  # a chain from the context down
         assert r.emitted == ([r.nodes[n] for n in t.path] + [r.next_token])[:len(r.emitted)]
         assert all(t.verdict(n) == "accepted" for n in t.path)
-    assert out.extra["shape"] == (2, 2, 1, 1) and out.extra["nodes"] == out.drafted
+    assert out.tree.shape == (2, 2, 1, 1) and out.tree.node_budget is None
+    assert out.drafts_per_round == out.drafted / len(out.rounds)
 
 
 # --- inputs -----------------------------------------------------------------------------------------
@@ -125,9 +134,27 @@ def test_bad_budgets_are_refused(small_pair, budget):
         tree_generate(*small_pair, [1, 2], node_budget=budget, max_new_tokens=4)
 
 
-def test_model_free_drafters_are_refused(small_pair):
-    with pytest.raises(ValueError, match="model drafter"):
-        tree_generate(small_pair[0], NgramDrafter(), [1, 2], max_new_tokens=4)
+def test_a_drafter_without_trees_is_refused(small_pair):
+    class ChainOnly:  # a Drafter whose sessions draft chains only
+        name, vocab_size, context_length = "chain only", None, None
+
+        def start(self, vocab):
+            return NgramDrafter().start(vocab).propose  # anything without propose_tree
+
+    with pytest.raises(ValueError, match="cannot draft token trees"):
+        tree_generate(small_pair[0], ChainOnly(), [1, 2], max_new_tokens=4)
+
+
+@pytest.mark.parametrize("drafter", [NgramDrafter(), UnigramDrafter()], ids=lambda d: d.name)
+def test_model_free_drafters_draft_trees_exactly_in_greedy_mode(small_pair, drafter):
+    target, _ = small_pair
+    prompt = [5, 9, 9, 2, 7, 1, 5, 9, 9]
+    reference = autoregressive_generate(target, prompt, 20, GREEDY).tokens
+    out = tree_generate(target, drafter, prompt, shape=(2, 2, 1), max_new_tokens=20, sampling=GREEDY)
+    assert out.tokens == reference
+    assert out.draft_passes == 0
+    if isinstance(drafter, NgramDrafter):  # one continuation: a chain-shaped tree
+        assert all(par == i - 1 for r in out.rounds for i, par in enumerate(r.parents))
 
 
 # --- sampling: exact distribution -------------------------------------------------------------------
@@ -136,6 +163,27 @@ def _random_pq(generator, vocab=5):
     p = torch.softmax(2 * torch.randn(vocab, generator=generator, dtype=torch.float64), -1)
     q = torch.softmax(2 * torch.randn(vocab, generator=generator, dtype=torch.float64), -1)
     return p, q
+
+
+def node_distribution(rule: TreeRule, p: torch.Tensor, q: torch.Tensor, n_children: int) -> torch.Tensor:
+    """Exact (V,) distribution of the token one node emits when n_children children are drawn from q
+    without replacement and judged by `rule`; the emitted token is the accepted child or the leftover
+    draw. Enumerates every draw order (about V ** n_children terms): small V only."""
+    p, q = p.double(), q.double()
+
+    def emit(p_now, q_now, left, k, last):
+        if k == 0 or float(left.sum()) <= 0:
+            return rule.leftover(p_now, q_now, last) if last is not None else p_now
+        out, mass = torch.zeros_like(p), left.sum()
+        for x in torch.nonzero(left > 0).flatten().tolist():
+            w, a = float(left[x] / mass), rule.accept(p_now, q_now, x)
+            out[x] += w * a
+            rest = left.clone()
+            rest[x] = 0.0
+            out += w * (1 - a) * emit(*rule.after_reject(p_now, q_now, x), rest, k - 1, x)
+        return out
+
+    return emit(p, q, q.clone(), n_children, None)
 
 
 def test_exact_enumeration_one_node():
