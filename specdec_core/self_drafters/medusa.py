@@ -16,9 +16,9 @@ import torch.nn.functional as F
 
 from ..drafters import Proposal
 from ..sampling import SamplingConfig, sample, to_probs
-from ..tree import DraftTree, draft_tree
+from ..tree_draft import DraftTree, draft_tree
 from .files import check_target
-from .nets import HeadsConfig, MedusaHeads
+from .nets import HeadsConfig, MedusaHeads, target_fingerprint
 from .observe import FeatureLog, one_hot
 
 
@@ -37,6 +37,12 @@ class MedusaDrafter:
         self.vocab_size = config.vocab
         self.context_length = context_length
         self.n_heads = config.n_heads
+
+    def check_target(self, target) -> None:
+        """HeadsMismatch (a ValueError) unless `target` is the model these heads were trained on."""
+        lm_head = target.get_output_embeddings().weight
+        if lm_head is not self.lm_head:  # not the very model they were loaded for: compare the weights
+            check_target(self.config, lm_head.shape[1], lm_head.shape[0], target_fingerprint(target))
 
     def start(self, vocab: int) -> "MedusaSession":
         return MedusaSession(self)

@@ -19,6 +19,7 @@ features to features.
 """
 import hashlib
 import math
+import weakref
 from dataclasses import asdict, dataclass
 
 import torch
@@ -41,15 +42,22 @@ class HeadsConfig:
         return asdict(self)
 
 
+_FINGERPRINTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> its fingerprint
+
+
 def target_fingerprint(model) -> str:
     """sha256 over the target's parameter names, shapes and float32 values: heads trained on one
-    target are refused by any other (other weights, another vocabulary or width)."""
+    target are refused by any other (other weights, another vocabulary or width). Computed once per
+    model object (models are read-only once loaded)."""
+    if model in _FINGERPRINTS:
+        return _FINGERPRINTS[model]
     digest = hashlib.sha256()
     with torch.no_grad():
         for name, tensor in sorted(model.state_dict().items()):
             digest.update(f"{name}:{tuple(tensor.shape)};".encode())
             digest.update(tensor.detach().float().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
+    _FINGERPRINTS[model] = digest.hexdigest()
+    return _FINGERPRINTS[model]
 
 
 def target_readout(model) -> tuple[torch.Tensor, torch.Tensor]:

@@ -151,11 +151,15 @@ def test_heads_refuse_a_target_they_were_not_trained_on(small):
         for_target(others["other weights"], folder / "eagle")
 
 
-def test_heads_refuse_at_generation_a_target_of_another_width(small):
+def test_heads_refuse_at_generation_a_target_they_were_not_trained_on(small):
     target, drafters, _ = small
-    wider = tiny_gpt2(20, vocab=6, n_layer=2, n_embd=8, n_positions=64, spread=0.5)
-    with pytest.raises(ValueError, match="width"):
-        speculative_generate(wider, drafters["eagle"], PROMPTS[1], gamma=3, max_new_tokens=5, sampling=GREEDY)
+    narrower = tiny_gpt2(20, vocab=6, n_layer=2, n_embd=8, n_positions=64, spread=0.5)
+    other = tiny_gpt2(21, vocab=6, n_layer=2, n_embd=16, n_positions=64, spread=0.5)
+    for kind in KINDS:
+        with pytest.raises(ValueError, match="width"):
+            speculative_generate(narrower, drafters[kind], PROMPTS[1], gamma=3, max_new_tokens=5, sampling=GREEDY)
+        with pytest.raises(ValueError, match="other weights"):
+            tree_generate(other, drafters[kind], PROMPTS[1], shape=(2, 1), max_new_tokens=5, sampling=GREEDY)
 
 
 def test_missing_or_corrupt_files_leave_the_pair_usable(tmp_path, monkeypatch):
