@@ -15,11 +15,15 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 
+SELF_DRAFTERS = {"medusa": "Medusa heads", "eagle": "EAGLE drafter"}  # the pair's drafters that read the target
+
+
 @admission.cached(max_entries=32, what="these rounds")
 def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, max_new: int, temperature: float,
-               top_k: int, top_p: float, seed: int, _pair):
+               top_k: int, top_p: float, seed: int, _pair, drafter: str = "draft"):
     """A whole speculative generation with full traces (the seed makes it reproducible)."""
-    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=make_policy(*policy_args),
+    d = _pair.self_drafters[drafter] if drafter in _pair.self_drafters else _pair.draft
+    return speculative_generate(_pair.target, d, list(prompt_ids), gamma=make_policy(*policy_args),
                                 max_new_tokens=max_new, sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                 seed=seed, trace=True, on_round=admission.on_round)
 
@@ -32,15 +36,19 @@ layout.intro(
     "press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform draws "
     "disappear and a draft passes exactly when it is the target's top choice.")
 
+which = "draft"
+if pair.self_drafters:  # the bundled pair also has drafters that read the target (chapter: Drafters That Read the Target)
+    labels = {"draft": next(iter(pair.drafts)), **{k: SELF_DRAFTERS.get(k, k) for k in pair.self_drafters}}
+    which = st.radio("Drafter", list(labels), format_func=labels.get, horizontal=True, key="rr_drafter")
 try:
     with st.spinner("Generating the rounds…", show_time=True):
         result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
-                            s.top_p, s.effective_seed, pair)
+                            s.top_p, s.effective_seed, pair, which)
 except ValueError as err:
     st.error(f"Could not generate: {err}")
     st.stop()
 rounds = result.rounds
-signature = (models.pair_key(pair), s.signature())
+signature = (models.pair_key(pair), s.signature(), which)
 if st.session_state.get("rr_signature") != signature:
     st.session_state["rr_signature"] = signature
     st.session_state["rr_cursor"] = Cursor()

@@ -72,7 +72,7 @@ if any(summary.values()):
                      "agrees with the target's top token (held-out plays)": t["val_eagle_agree"]})
     st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min on this kind of "
                "2-core machine), on windows of the held-out plays (Macbeth, The Tempest):")
-    tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": "{:.1%}"})
+    tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": ".1%"})
 
 st.subheader("One round, three drafters")
 st.caption("Each drafter's first round of five drafts on the sidebar prompt (greedy), next to the five tokens the "

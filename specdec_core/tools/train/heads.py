@@ -119,6 +119,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=None, help="steps per drafter (the schedule's length)")
     ap.add_argument("--tiny", action="store_true", help="a few steps on a slice (for tests)")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--export-only", action="store_true", help="export the latest checkpoint, train no further")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     s = TINY if args.tiny else HeadsSettings()
@@ -203,7 +204,7 @@ def main(argv=None) -> None:
     medusa.train()
     eagle.train()
     with log_path.open("a") as f:
-        while step < s.steps:
+        while step < s.steps and not args.export_only:
             if time.perf_counter() - t0 > budget_s:
                 stopped_early = True
                 log(f"time budget of {args.minutes} min reached at step {step}/{s.steps}")
@@ -232,7 +233,8 @@ def main(argv=None) -> None:
             f.flush()
             if step % s.ckpt_every == 0:
                 save_ckpt()
-    save_ckpt()
+    if not args.export_only:
+        save_ckpt()
     final = evaluate()
     summary = {"steps": step, "planned_steps": s.steps, "stopped_by_budget": stopped_early,
                "seconds": round(time.perf_counter() - t0), "settings": asdict(s), **final}
