@@ -188,3 +188,17 @@ def test_bundled_pair_has_both_drafters_and_they_are_exact(pair, prompt_ids):
         tree = tree_generate(pair.target, drafter, prompt_ids, shape=(2, 2, 1, 1), max_new_tokens=30, sampling=GREEDY)
         assert chain.tokens == plain and tree.tokens == plain, kind
         assert chain.accepted > 0, f"the trained {kind} drafter never got a draft accepted"
+
+
+@pytest.mark.slow
+def test_train_heads_runs_end_to_end_and_its_heads_load(tmp_path, pair, prompt_ids):
+    """`specdec train heads --tiny`: features of the frozen bundled target, a few steps, exported heads
+    that load for that target and draft exactly."""
+    from specdec_core.tools.train.heads import main
+    main(["--tiny", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    drafters, notes = load_self_drafters(pair.target, tmp_path / "out")
+    assert set(drafters) == {"medusa", "eagle"} and not notes
+    assert drafters["eagle"].training["steps"] == 4
+    plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
+    assert speculative_generate(pair.target, drafters["medusa"], prompt_ids, gamma=3, max_new_tokens=12,
+                                sampling=GREEDY).tokens == plain

@@ -48,6 +48,7 @@ class HeadsSettings:
     feature_weight: float = 1.0  # EAGLE v_w
     token_weight: float = 0.1  # EAGLE p_w
     noise: float = 0.2  # EAGLE uniform noise, scaled by 512 / width
+    medusa_positions: int = 64  # positions per window a Medusa step is trained on (its K readouts are the cost)
 
 
 TINY = HeadsSettings(steps=4, batch=2, window=32, train_windows=8, val_windows=2, n_heads=3, warmup=1,
@@ -79,17 +80,17 @@ def features_of(target, ids: np.ndarray, batch: int = 8) -> torch.Tensor:
     return torch.cat(out)
 
 
-def medusa_loss(heads, lm_head, feats, s: HeadsSettings):
-    """Weighted soft cross-entropy of each head against the target's distribution k steps on;
-    returns (loss, per-head top-1 agreement with the target's argmax)."""
+def medusa_loss(heads, lm_head, feats, s: HeadsSettings, positions: torch.Tensor | None = None):
+    """Weighted soft cross-entropy of each head against the target's distribution k steps on, at
+    `positions` of each window (default all it can be judged at; training samples a subset, which
+    cuts the K readouts' cost); returns (loss, per-head top-1 agreement with the target's argmax)."""
     T, K = feats.shape[1], len(heads.blocks)
-    target_logp = F.log_softmax(F.linear(feats, lm_head), -1)  # (B, T, V): p(token t + 1 | ..t)
-    out = heads(feats)  # (K, B, T, E)
+    t = torch.arange(T - K) if positions is None else positions  # head k on feature t is judged at t + k + 1
+    out = heads(feats[:, t])  # (K, B, n, E)
     loss, agree = 0.0, []
     for k in range(K):
-        span = T - (k + 1)  # head k on feature t is judged by the target's p at t + k + 1
-        logp = F.log_softmax(F.linear(out[k, :, :span], lm_head), -1)
-        p = target_logp[:, k + 1:].exp()
+        logp = F.log_softmax(F.linear(out[k], lm_head), -1)
+        p = F.softmax(F.linear(feats[:, t + k + 1], lm_head), -1)  # the target's p(token t + k + 2 | ..t + k + 1)
         loss = loss + s.head_decay ** k * -(p * logp).sum(-1).mean()
         agree.append((logp.argmax(-1) == p.argmax(-1)).float().mean().item())
     return loss, agree
@@ -214,7 +215,9 @@ def main(argv=None) -> None:
                     group["lr"] = lr_at(step, time.perf_counter() - t0, budget_s, s)
             pick = torch.from_numpy(rng.integers(0, n_train, size=s.batch))
             feats, ids = d["train_feats"][pick].float(), d["train_ids"][pick]
-            m_loss, m_agree = medusa_loss(medusa, lm_head, feats, s)
+            positions = torch.from_numpy(rng.choice(s.window - s.n_heads, size=min(s.medusa_positions,
+                                                                                  s.window - s.n_heads), replace=False))
+            m_loss, m_agree = medusa_loss(medusa, lm_head, feats, s, positions)
             e_loss, e_agree = eagle_loss(eagle, lm_head, wte, feats, ids, s, noise=True)
             for name, loss, net in (("medusa", m_loss, medusa), ("eagle", e_loss, eagle)):
                 opts[name].zero_grad(set_to_none=True)
