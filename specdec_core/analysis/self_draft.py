@@ -132,19 +132,20 @@ def tree_comparison(target, drafter, prompts: list[list[int]], nodes: int, depth
             "ratio": best_first / static[best]}
 
 
-def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1, 9), threshold: float = 0.5,
+def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1, 9), thresholds=(0.5,),
                       max_new_tokens: int = 64, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
                       repeats: int = 3, hold=nullcontext) -> dict:
-    """The confidence stop (draft while the top probability stays >= threshold, up to max(gammas))
-    against every fixed gamma, measured against plain decoding (`policy_compare.compare_policies`)."""
+    """The confidence stop (draft while the top probability stays >= threshold, up to max(gammas)) at
+    each threshold against every fixed gamma, measured against plain decoding
+    (`policy_compare.compare_policies`): the best of each kind and their ratio."""
     from .policy_compare import PLAIN as PLAIN_LABEL
     from .policy_compare import compare_policies
     policies = {f"γ = {g}": g for g in gammas}
-    policies["confidence"] = make_policy("confidence", 1, max(gammas), threshold, "top")
+    policies.update({f"confidence ≥ {t:g}": make_policy("confidence", 1, max(gammas), t, "top") for t in thresholds})
     out = compare_policies(target, drafter, prompts, policies, max_new_tokens, sampling, seed, repeats, hold)
     plain = out.pop(PLAIN_LABEL)
     speed = {label: c.speedup(plain) for label, c in out.items()}
-    fixed = {label: m for label, m in speed.items() if label != "confidence"}
-    best = max(fixed, key=lambda k: fixed[k].median)
-    return {"speedups": speed, "best_fixed": best, "ratio": speed["confidence"].median / fixed[best].median,
-            "threshold": threshold}
+    best_of = lambda kind: max((k for k in speed if k.startswith(kind)), key=lambda k: speed[k].median)
+    best_fixed, best_stop = best_of("γ"), best_of("confidence")
+    return {"speedups": speed, "best_fixed": best_fixed, "best_stop": best_stop,
+            "ratio": speed[best_stop].median / speed[best_fixed].median, "thresholds": list(thresholds)}

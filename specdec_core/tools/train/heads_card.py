@@ -1,7 +1,8 @@
-"""The self-drafters' model card:  python -m specdec_core.tools.train.heads_card [--bench bench-out/drafter_bench.json]
+"""The self-drafters' part of the model card:  python -m specdec_core.tools.train.heads_card [--bench FILE]
 
 Reads the heads' training run (runs/heads: log.jsonl, summary.json) and the bundled heads, plots the
-curves, and writes assets/models/shakespeare-heads/README.md and heads_curves.png: what the heads are,
+curves (shakespeare-heads/heads_curves.png), and writes the heads' section at the end of
+assets/models/README.md (after HEADS_MARK, replacing the section there): what the heads are,
 which target they belong to, how they were trained, their held-out agreement per head (teacher
 forced), and, given the drafter benchmark's JSON, acceptance by draft position in real generations.
 """
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ...pairs import load_pair
-from .card import read_log
+from .card import HEADS_MARK, read_log
 
 
 def plot(rows: list[dict], out: Path) -> None:
@@ -56,7 +57,9 @@ def main(argv=None) -> None:
     size = sum(f.stat().st_size for f in args.heads.rglob("heads.safetensors"))
     s = summary["settings"]
     lines = [
-        "# Self-drafting heads for the bundled target",
+        HEADS_MARK,
+        "",
+        "## Self-drafting heads for the target (`shakespeare-heads`)",
         "",
         f"Trained here on the frozen `{medusa.config.target_name}` (`specdec train heads`; this card: "
         "`python -m specdec_core.tools.train.heads_card`). They only draft for that target: its weights' sha256 "
@@ -73,7 +76,7 @@ def main(argv=None) -> None:
         "",
         f"fp16 safetensors, {size / 1e6:.1f} MB in all.",
         "",
-        "## Training",
+        "### Training",
         f"Target frozen; its final hidden states (after ln_f) computed once over {s['train_windows']} random windows "
         f"of {s['window']} tokens of the training plays and {s['val_windows']} of the held-out plays (Macbeth, The "
         f"Tempest). {summary['steps']} steps of {s['batch']} windows (planned {summary['planned_steps']}; "
@@ -86,9 +89,9 @@ def main(argv=None) -> None:
         f"readout against the target's distribution (weight {s['token_weight']}), uniform noise on the input "
         "features (EAGLE's train/main.py).",
         "",
-        "![training curves](heads_curves.png)",
+        "![training curves](shakespeare-heads/heads_curves.png)",
         "",
-        "## Held-out agreement (teacher forced)",
+        "### Held-out agreement (teacher forced)",
         "Top-1 agreement with the target's own next-token argmax on the held-out windows, each head reading the "
         "target's true feature (no earlier draft in between):",
         "",
@@ -100,7 +103,7 @@ def main(argv=None) -> None:
     ]
     if args.bench is not None and args.bench.exists():
         bench = json.loads(args.bench.read_text())
-        lines += ["", "## Acceptance in real generations (held-out prompts)",
+        lines += ["", "### Acceptance in real generations (held-out prompts)",
                   f"From `{bench['command']}` ({bench['when']}, {bench['prompts']} prompts, {bench['tokens']} tokens, "
                   f"γ = {bench['gamma']}): the share of rounds that accepted draft i among those that drafted it.", ""]
         for key, rows_ in bench["compare"].items():
@@ -111,8 +114,10 @@ def main(argv=None) -> None:
                 lines.append(f"| {r['drafter']} | " + " | ".join(f"{x:.2f}" for x in r["per_position"])
                              + f" | {r['tokens_per_pass']:.2f} | {r['auc_top']:.3f} |")
             lines.append("")
-    (args.heads / "README.md").write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.heads / 'README.md'} and {args.heads / 'heads_curves.png'}")
+    readme = args.heads.parent / "README.md"
+    card = readme.read_text().partition(HEADS_MARK)[0].rstrip() if readme.exists() else ""
+    readme.write_text(card + "\n\n" + "\n".join(lines) + "\n")
+    print(f"wrote the heads' section of {readme} and {args.heads / 'heads_curves.png'}")
 
 
 if __name__ == "__main__":
