@@ -39,7 +39,11 @@ def _generate(args) -> int:
     pair = load_pair(args.pair)
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
-    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter()}[args.drafter]
+    if args.drafter in ("medusa", "eagle") and args.drafter not in pair.self_drafters:
+        raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
+                         + (f" ({'; '.join(pair.notes)})" if pair.notes else ""))
+    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(),
+               **pair.self_drafters}[args.drafter]
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     elif args.tree is not None or args.node_budget is not None:
@@ -124,7 +128,8 @@ def main(argv=None) -> int:
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
     g.add_argument("--prompt", required=True)
     g.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
-    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram"])
+    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram", "medusa", "eagle"],
+                   help="medusa / eagle: the heads trained on the bundled target (they read its features)")
     g.add_argument("--gamma", type=int, default=4, help="draft length (constant policy), or the heuristic's start")
     g.add_argument("--policy", default="constant", choices=sorted(POLICIES), help="how each round's gamma is chosen")
     g.add_argument("--max-gamma", type=int, default=None, help="adaptive policies: the longest round")
