@@ -151,6 +151,11 @@ def trees(page):
     return ".st-key-tr_cost"
 
 
+def self_drafting(page):
+    click(page, "sd_run")
+    return ".st-key-sd_calibration"
+
+
 def race(page):
     click(page, "race_run")
     return ".st-key-race_chart"
@@ -188,7 +193,7 @@ def quiz(page):
 
 
 ACTIONS = {f.__name__: f for f in (home, serial_tax, verification, round_by_round, alpha_dial, race,
-                                   identical_outputs, speedup_lives, trees, impact, quiz)}
+                                   identical_outputs, speedup_lives, trees, self_drafting, impact, quiz)}
 
 
 def test_every_chapter_has_an_action():
