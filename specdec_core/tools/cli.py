@@ -39,11 +39,12 @@ def _generate(args) -> int:
     pair = load_pair(args.pair)
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
-    if args.drafter in ("medusa", "eagle") and args.drafter not in pair.self_drafters:
+    self_drafters = getattr(pair, "self_drafters", {})  # (a stand-in pair in tests may have none)
+    if args.drafter in ("medusa", "eagle") and args.drafter not in self_drafters:
+        notes = getattr(pair, "notes", [])
         raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
-                         + (f" ({'; '.join(pair.notes)})" if pair.notes else ""))
-    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(),
-               **pair.self_drafters}[args.drafter]
+                         + (f" ({'; '.join(notes)})" if notes else ""))
+    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(), **self_drafters}[args.drafter]
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     elif args.tree is not None or args.node_budget is not None:
