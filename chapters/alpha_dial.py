@@ -4,10 +4,10 @@ acceptance by draft position."""
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import speculative_generate, theory
-from specdec_core.analysis import race
+from specdec_core import theory
+from specdec_core.analysis import drafter_rounds
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
-from specdec_core.analysis.round_stats import acceptance_by_position, calibration, measured_alpha, tokens_per_round
+from specdec_core.analysis.round_stats import calibration, measured_alpha
 from specdec_core.policies import POLICIES, Costs, describe, with_costs
 from ui import admission, charts, chips, demo, layout, measure, models, operator, settings, tables
 
@@ -138,7 +138,7 @@ with st.expander("The paper's measured T5-XXL results (Table 2), next to the for
 # --- measured on the live pair -------------------------------------------------------------------
 st.subheader("Measured: the live pair, drafter by drafter")
 ids = models.require_prompt_ids(pair)
-max_rounds = max(10, operator.policy().max_rounds // 10 * 10)  # the operator's bound on one request
+max_rounds = max(10, operator.rules().max_rounds // 10 * 10)  # the operator's bound on one request
 st.session_state["ad_rounds"] = min(st.session_state.get("ad_rounds", 60), max_rounds)
 n_rounds = st.slider("Rounds per drafter", 10, max_rounds, step=10, key="ad_rounds")
 gamma_run = st.session_state["ad_gamma"]
@@ -149,36 +149,10 @@ signature = (models.pair_key(pair), s.signature(), gamma_run, n_rounds)
 
 
 def run_measurement(progress) -> dict:
-    window = pair.context_length - len(ids)
-    budget = max(1, min(window, TOKENS_PER_GENERATION))
-    total = n_rounds * len(pair.drafts)
-    results, done = {}, 0
-    for label, model in pair.drafts.items():
-        rounds, seed = [], s.seed
-
-        def on_round(_round, label=label) -> None:
-            nonlocal done
-            done += 1
-            progress(done / total, f"Running rounds: {label}, {done} of {total}")
-
-        for _ in range(50):  # generations end early at EOS; never loop forever
-            if len(rounds) >= n_rounds:
-                break
-            with admission.slot("the measurement"):  # one generation at a time holds a slot
-                res = speculative_generate(pair.target, model, ids, gamma=gamma_run, max_new_tokens=budget,
-                                           sampling=s.sampling, seed=seed, trace=False,
-                                           max_rounds=n_rounds - len(rounds), on_round=on_round)
-            rounds += res.rounds
-            seed = (seed + 1) % 2**31
-        results[label] = {"alpha": measured_alpha(rounds), "tokens_per_pass": tokens_per_round(rounds),
-                          "rounds": len(rounds), "by_position": acceptance_by_position(rounds, gamma_run)}
-    # The wall clock: the core's method, plain decoding and each drafter interleaved, c from these runs.
-    timing = race.drafter_shootout(pair.target, pair.drafts, ids, gamma_run, min(budget, TIMED_TOKENS), s.sampling,
-                                   s.seed, repeats=TIMING_REPEATS, hold=demo.hold("the measurement"),
-                                   progress=lambda f, text: progress(f, f"Timing against plain decoding: {text}"))
-    for row in timing["rows"]:
-        results[row["drafter"]].update(speedup=row["speedup"], measured=row["measured"], c=row["c"])
-    return {"gamma": gamma_run, "results": results}
+    budget = max(1, min(pair.context_length - len(ids), TOKENS_PER_GENERATION))
+    return {"gamma": gamma_run, "results": drafter_rounds.measure_drafters(
+        pair.target, pair.drafts, ids, gamma_run, n_rounds, budget, s.sampling, s.seed, min(budget, TIMED_TOKENS),
+        TIMING_REPEATS, hold=demo.hold("the measurement"), progress=progress)}
 
 
 if demo.run(f"Run {n_rounds} rounds per drafter", key="ad_run", state="ad_measured", signature=signature,

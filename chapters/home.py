@@ -23,22 +23,17 @@ def headline(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int
             "acceptance": spec.acceptance_rate, "identical": spec.tokens == plain.tokens}
 
 
-@st.cache_resource(show_spinner=False)
-def speedups() -> dict:
-    """Request -> the latest measured wall-clock race on Home, shared by every visitor of this server."""
-    return {}
-
-
-def measure_speedup(request: tuple, ids: list[int], progress) -> None:
+def measure_speedup(ids: list[int], progress) -> dict:
     """The core's race of the headline request (interleaved repetitions, median and spread), kept for
-    every visitor: it sits behind a button so that it never delays Home's first paint."""
+    every visitor (`demo.run(shared=True)`): it sits behind a button so that it never delays Home's
+    first paint."""
     with admission.slot("the live figure"):
         race.warm_up(pair.target, pair.draft, ids, s.gamma)
     cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
     result = race.live_race(pair.target, pair.draft, ids, s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.sampling,
                             s.effective_seed, max_repeats=cap, warm=False, hold=demo.hold("the live figure"),
-                            progress=progress)
-    speedups()[request] = result.speedups
+                            progress=lambda f, text: progress(f, f"Racing: {text}"))
+    return {"speedups": result.speedups}
 
 
 st.header(layout.TITLE)  # every chapter opens with a header, then subheaders
@@ -79,13 +74,13 @@ else:
                     help="Plain decoding makes exactly 1.00: one pass, one token.")
         m[1].metric("Drafts accepted", f"{h['acceptance']:.0%}")
         request = (models.pair_key(pair), s.signature())
-        if st.button("Measure the wall-clock speedup here", key="home_speedup", icon=":material/timer:",
-                     help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
-                          f"(up to {race.RACE_MAX_REPEATS} while the races disagree)."):
-            bar = st.progress(0.0, text="Racing…")
-            measure_speedup(request, ids, lambda f, text: bar.progress(min(f, 1.0), text=f"Racing: {text}"))
-            bar.empty()
-        speedup = speedups().get(request)
+        demo.run("Measure the wall-clock speedup here", key="home_speedup", state="home_speedup", signature=request,
+                 work=lambda progress: measure_speedup(ids, progress), what="the live figure", slot=False,
+                 shared=True, progress_text="Racing…", icon=":material/timer:",
+                 help=f"Races plain and speculative decoding of this request {race.RACE_REPEATS} times, taking turns "
+                      f"(up to {race.RACE_MAX_REPEATS} while the races disagree).")
+        stored = demo.latest("home_speedup", request, shared=True)
+        speedup = stored["speedups"] if stored else None
         m[2].metric("Wall-clock speedup here", f"{speedup.median:.2f}×" if speedup else "—",
                     help="Plain time / speculative time of the same request, prompt processing included, median of "
                          f"{race.RACE_REPEATS} to {race.RACE_MAX_REPEATS} interleaved races. On a CPU a pass over "

@@ -16,7 +16,7 @@ from specdec_core.tree import EXACT_TREE
 from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
-LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/test_pages_part2.py checks it)
+LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/core/test_lab.py checks it)
 LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
 DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
 RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES, EXACT_MATCH, *lossy.RULES.values())}
@@ -129,7 +129,7 @@ prefix = ids[:cut]
 c1.html(chips.provenance_html(pair.tokenizer, prefix, [], []))
 n_tokens = c2.radio("Test the next", (1, 2), format_func=lambda n: f"{n} token{'s' * (n > 1)}", horizontal=True,
                     index=lab.DOCUMENTED_N_TOKENS - 1, key="id_tokens")
-max_k = max(lab.MIN_K, min(lab.MAX_K, operator.policy().max_lab_samples))  # the operator's bound on one request
+max_k = max(lab.MIN_K, min(lab.MAX_K, operator.rules().max_lab_samples))  # the operator's bound on one request
 st.session_state["id_k"] = min(st.session_state.get("id_k", LAB_K), max_k)
 k = c2.number_input(f"K samples per decoder (≤ {max_k})", lab.MIN_K, max_k, step=500, key="id_k")
 rule_name = st.selectbox("Acceptance rule", list(RULES), key="id_rule",
@@ -219,17 +219,10 @@ break_signature = lab_signature[:4] + lab_signature[5:]  # every rule is run: th
 
 
 def run_every_rule(progress) -> dict:
-    rows = []
-    dist = lab.Distributions(pair.target, pair.draft, prefix)
-    rules = [EXACT, *BROKEN_RULES]
-    for i, rule in enumerate(rules):
-        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                          sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
-                          progress=lambda f, text, i=i: progress((i + f) / len(rules), text))
-        rows.append({"rule": rule.name, "p-value": res.speculative_test.pvalue,
-                     "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
-                     "verdict": "passes" if res.speculative_test.passes else "FAILS"})
-    return {"rows": rows}
+    judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT, *BROKEN_RULES], n_tokens=n_tokens,
+                                    k=int(k), sampling=sampling, seed=s.seed, gamma=s.gamma, progress=progress)
+    return {"rows": [{"rule": name, "p-value": v.test.pvalue, "χ²": round(v.test.statistic, 1), "df": v.test.df,
+                      "verdict": "passes" if v.test.passes else "FAILS"} for name, v in judged.verdicts.items()]}
 
 
 demo.run(break_label, key="id_break", state="id_break_result", signature=break_signature, work=run_every_rule,
@@ -273,24 +266,15 @@ shipped_signature = lab_signature[:4] + lab_signature[5:]
 
 def shipped_work(progress) -> dict:
     """The chi-square verdict (and its power) of each rule at this prefix and K, then its economics."""
-    with admission.slot("your rule tests"):
-        dist = lab.Distributions(pair.target, pair.draft, prefix)
-    rows = []
-    for i, rule in enumerate(SHIPPED):
-        with admission.slot("your rule tests"):
-            res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k), gamma=s.gamma,
-                              sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
-                              progress=lambda f, text, i=i: progress(0.4 * (i + f) / len(SHIPPED), text))
-            power = (rule_costs.power(res.cells, rule_costs.rule_cell_probs(dist, rule, res.cells, sampling), res.k)
-                     if n_tokens == 1 else None)
-        rows.append({"rule": rule.name, "test": res.speculative_test, "power": power})
-    with admission.slot("your rule tests"):
-        figures = rule_costs.acceptance_figures(dist, sampling)
+    judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, list(SHIPPED), n_tokens=n_tokens, k=int(k),
+                                    sampling=sampling, seed=s.seed, gamma=s.gamma, with_power=True,
+                                    hold=demo.hold("your rule tests"), progress=lambda f, text: progress(0.4 * f, text))
     economics = rule_costs.rule_economics(
         pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out], sampling, n_tokens=SHIPPED_TOKENS,
         gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, hold=demo.hold("your rule measurements"),
         progress=lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}"))
-    return {"rows": [{**r, **e} for r, e in zip(rows, economics)], "figures": figures}
+    return {"rows": [{"rule": e["rule"], "test": judged.verdicts[e["rule"]].test, "power": judged.verdicts[e["rule"]].power,
+                      **e} for e in economics], "figures": judged.acceptance}
 
 
 demo.run(f"Test and time the shipped rules (K = {int(k)} each)", key="id_shipped", state="id_shipped_result",
@@ -346,32 +330,22 @@ for rule in BROKEN_TREE_RULES:
     st.markdown(f"- **{rule.name.removeprefix('broken: ')}** — {TREE_WHY[rule.name]}")
 st.caption(f"Documented: with the page's default prefix, K = {LAB_K} and seed {LAB_SEED}, the exact tree rule "
            "passes and both naive rules fail (tests/app/test_chapter_trees.py checks it).")
-if st.button(f"Test the tree rule and the two naive ones (K = {int(k)} each)", key="id_tree",
-             icon=":material/account_tree:"):
-    bar = st.progress(0.0, text="Starting…")
-    rows = []
-    try:
-        with admission.slot("your tree tests"):
-            dist = lab.Distributions(pair.target, pair.draft, prefix)
-            rules = [EXACT_TREE, *BROKEN_TREE_RULES]
-            for i, rule in enumerate(rules):
-                res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k),
-                                  sampling=sampling, rule=rule, seed=s.seed, with_plain=False, dist=dist,
-                                  shape=lab.DOCUMENTED_TREE_SHAPE,
-                                  progress=lambda f, text, i=i: bar.progress(min((i + f) / len(rules), 1.0), text=text))
-                rows.append({"tree rule": rule.name, "p-value": f"{res.speculative_test.pvalue:.3g}",
-                             "χ²": round(res.speculative_test.statistic, 1), "df": res.speculative_test.df,
-                             "verdict": "passes" if res.speculative_test.passes else "FAILS"})
-    except ValueError as err:
-        bar.empty()
-        st.error(f"Could not run the lab: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["id_tree_result"] = {"signature": lab_signature, "rows": rows}
-tree_stored = st.session_state.get("id_tree_result")
+
+
+def run_tree_rules(progress) -> dict:
+    judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT_TREE, *BROKEN_TREE_RULES],
+                                    n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k), sampling=sampling, seed=s.seed,
+                                    shape=lab.DOCUMENTED_TREE_SHAPE, progress=progress)
+    return {"rows": [{"tree rule": name, "p-value": f"{v.test.pvalue:.3g}", "χ²": round(v.test.statistic, 1),
+                      "df": v.test.df, "verdict": "passes" if v.test.passes else "FAILS"}
+                     for name, v in judged.verdicts.items()]}
+
+
+demo.run(f"Test the tree rule and the two naive ones (K = {int(k)} each)", key="id_tree", state="id_tree_result",
+         signature=lab_signature, work=run_tree_rules, what="your tree tests", failure="Could not run the lab",
+         icon=":material/account_tree:")
+tree_stored = demo.latest("id_tree_result", lab_signature, stale="note", again="Test the tree rule")
 if tree_stored:
-    if tree_stored["signature"] != lab_signature:
-        st.info("These tree results are from earlier settings; press the button again.", icon=":material/history:")
     tables.show(tree_stored["rows"], key="id_tree_table")
 else:
     st.caption("Press the button to test the tree rules on the same prefix.")

@@ -5,7 +5,7 @@ from plotly.subplots import make_subplots
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import charts, chips, demo, layout, models, settings, tables
+from ui import batch_section, charts, chips, demo, layout, models, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -63,6 +63,8 @@ with c[2].container(border=True):
     st.markdown("**Pairs that do not fit**\n\nThe drafter must share the tokenizer and track the target. For "
                 "multimodal or mixture-of-experts targets (where verifying many positions touches many experts) "
                 "good drafters take real engineering.")
+
+batch_section.render(pair)  # the second limit, measured live
 
 # --- drafter shoot-out -----------------------------------------------------------------------------------
 st.subheader("Live drafter shoot-out")

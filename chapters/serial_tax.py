@@ -103,11 +103,13 @@ st.subheader("Measured here: one target pass over k new positions")
 st.caption(f"Times one pass of the target over k = 1…{measure.SWEEP_KS[-1]} new positions, {measure.CONTEXT} tokens "
            f"already in the KV cache: every k once per repetition, {measure.SWEEP_REPEATS} repetitions taking turns "
            "in opposite orders, so a busy moment of the machine hits every k alike.")
-if st.button(f"Time one pass over k = 1…{measure.SWEEP_KS[-1]}", key="st_sweep_run", icon=":material/timer:"):
-    bar = st.progress(0.0, text="Timing passes…")
-    measure.pass_sweep(pair, progress=lambda f, text: bar.progress(min(f, 1.0), text=f"Timing passes: k = {text}"))
-    bar.empty()
-sweep = measure.latest_sweep(pair)
+# The latest sweep is kept for everyone on this server (`shared`): it is about this machine, not a session.
+demo.run(f"Time one pass over k = 1…{measure.SWEEP_KS[-1]}", key="st_sweep_run", state="st_sweep",
+         signature=models.pair_key(pair), shared=True, slot=False, what="timing one pass over k positions",
+         progress_text="Timing passes…", icon=":material/timer:",
+         work=lambda progress: {"sweep": measure.pass_sweep(pair, lambda f, text: progress(f, f"Timing passes: k = {text}"))})
+stored_sweep = demo.latest("st_sweep", models.pair_key(pair), shared=True)
+sweep = stored_sweep["sweep"] if stored_sweep else None
 if sweep is None:
     st.caption("Press the button to time the passes (a few seconds; the result is kept for everyone on this server).")
 else:

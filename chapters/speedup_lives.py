@@ -121,13 +121,6 @@ def lossy_variants(pair_id: str, _pair) -> dict:
     return build_variants(_pair.target, _pair.draft)
 
 
-@st.cache_resource(show_spinner=False)
-def fidelity_store() -> dict:
-    """Measured comparisons by (pair, gamma), kept for the server process: the figures are about this
-    machine and these models, the same for every student, so one measurement serves the class."""
-    return {}
-
-
 def fidelity_summary(rep: fidelity.FidelityReport, names: list[str]) -> dict:
     """What the page draws, without the models: rows, bridge, and the tokens of the worked example."""
     keep = (fidelity.TARGET, *QUANTISED)
@@ -140,11 +133,9 @@ def speed_text(speed) -> str:
     return "not measured (simulated)" if speed is None else speed.text()
 
 
-fid_key = (models.pair_key(pair), s.gamma)
-stored_fid = fidelity_store().get(fid_key)
-if st.button("Measure the comparison" if stored_fid is None else "Measure again", key="sl_fidelity_run",
-             icon=":material/balance:", help=f"{FID_PROMPTS} held-out prompts × {FID_TOKENS} tokens × {FID_REPEATS} "
-             "interleaved repetitions; a minute or two, once per server process."):
+def measure_fidelity(progress) -> dict:
+    """Every variant and speculative decoding on the held-out prompts (`fidelity.fidelity_report`); each
+    run takes a generation slot of its own, so nobody waits the whole minute."""
     if pair.target_params > MAX_COPY_PARAMS:
         st.info(f"The comparison makes five copies of the target; this one has {pair.target_params / 1e6:.0f}M "
                 f"parameters, more than the {MAX_COPY_PARAMS / 1e6:.0f}M this server copies. Switch to the bundled "
@@ -157,21 +148,23 @@ if st.button("Measure the comparison" if stored_fid is None else "Measure again"
         st.info(f"The lossy copies are made of GPT-2 models only: {err}.", icon=":material/info:")
         st.stop()
     held_out = fidelity.held_out_prompts(pair.tokenizer, FID_PROMPTS)
-    bar = st.progress(0.0, text="Starting…")
-    throttle = admission.Throttle()
-
-    def progress(fraction: float, text: str) -> None:
-        if throttle():
-            bar.progress(min(fraction, 1.0), text=f"Measuring: {text}")
-        else:
-            admission.checkpoint()
-
-    # Each run takes a generation slot of its own (measure.interleave), so nobody waits the whole minute.
     rep = fidelity.fidelity_report(pair.target, pair.draft, variants, [ids_ for _, ids_ in held_out],
                                    n_tokens=FID_TOKENS, gamma=s.gamma, repeats=FID_REPEATS,
-                                   hold=demo.hold("the lossless-vs-lossy measurement"), progress=progress)
-    bar.empty()
-    stored_fid = fidelity_store()[fid_key] = fidelity_summary(rep, [name for name, _ in held_out])
+                                   hold=demo.hold("the lossless-vs-lossy measurement"),
+                                   progress=lambda f, text: progress(f, f"Measuring: {text}"))
+    return fidelity_summary(rep, [name for name, _ in held_out])
+
+
+# Measured comparisons by (pair, gamma) are kept for the server process: the figures are about this
+# machine and these models, the same for every student, so one measurement serves the class.
+fid_key = (models.pair_key(pair), s.gamma)
+measured_before = demo.latest("sl_fidelity", fid_key, shared=True) is not None
+demo.run("Measure again" if measured_before else "Measure the comparison", key="sl_fidelity_run", state="sl_fidelity",
+         signature=fid_key, work=measure_fidelity, what="the lossless-vs-lossy measurement", slot=False, shared=True,
+         failure="Could not measure", icon=":material/balance:",
+         help=f"{FID_PROMPTS} held-out prompts × {FID_TOKENS} tokens × {FID_REPEATS} interleaved repetitions; a "
+              "minute or two, once per server process.")
+stored_fid = demo.latest("sl_fidelity", fid_key, shared=True)
 
 if stored_fid is None:
     st.caption("Press **Measure the comparison** to run it: every variant and speculative decoding on the same "

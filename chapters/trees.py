@@ -10,7 +10,7 @@ from specdec_core import tree_generate
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import tree_size
-from ui import admission, charts, layout, measure, models, palette, settings, tables, tree_settings
+from ui import admission, charts, demo, layout, measure, models, settings, tables, tree_settings, tree_view
 
 REPEATS = 3  # interleaved repetitions of the measurement
 MEASURE_TOKENS = 48  # tokens per timed generation
@@ -52,7 +52,14 @@ for message in shape_warnings:
 dynamic = c2.toggle("Best-first tree (a node budget)", key="tr_dynamic",
                     help="Grow the tree where the drafter is most confident, EAGLE-2 style, up to the budget; "
                          "the shape then only sets the depth.")
-budget = c3.slider("Node budget", 1, tree_settings.MAX_NODES, key="tr_budget", disabled=not dynamic)
+# A slider only while the toggle is on: a disabled one draws its label and numbers in grey, under 3:1 on a
+# projector. The budget keeps its value while the toggle is off (a widget not drawn would lose it).
+st.session_state["tr_budget"] = st.session_state["tr_budget"]
+if dynamic:
+    budget = c3.slider("Node budget", 1, tree_settings.MAX_NODES, key="tr_budget")
+else:
+    budget = st.session_state["tr_budget"]
+    c3.caption("**Node budget:** off, the shape alone sets the tree. Turn on *Best-first tree* to set one.")
 node_budget = budget if dynamic else None
 wanted = {"tree": tree_settings.format_shape(shape), "budget": str(budget if dynamic else 0)}
 if {k: st.query_params.get(k) for k in wanted} != wanted:
@@ -94,64 +101,9 @@ words = [charts.token_label(pair.tokenizer.decode([x])) for x in t.nodes]  # esc
 shown = [html.unescape(w) for w in words]  # a dataframe shows text as it is
 context_word = charts.token_label(pair.tokenizer.decode([ids[-1]] if r.position == 0 else [result.tokens[r.position - 1]]))
 depths = t.depth
-
-
-def layout_tree() -> list[float]:
-    """y of every node: leaves one apart in depth-first order, a parent in the middle of its children."""
-    children: dict[int, list[int]] = {}
-    for i, parent in enumerate(t.parents):
-        children.setdefault(parent, []).append(i)
-    y: dict[int, float] = {}
-    next_leaf = [0.0]
-
-    def place(node: int) -> float:
-        kids = children.get(node, [])
-        if not kids:
-            y[node] = next_leaf[0]
-            next_leaf[0] += 1
-        else:
-            y[node] = sum(place(k) for k in kids) / len(kids)
-        return y[node]
-
-    place(-1)
-    return [y[-1]] + [y[i] for i in range(len(t.nodes))]
-
-
-ys = layout_tree()  # index 0: the context, index i + 1: node i
-MARK = {"accepted": ("✓", "star", 20), "rejected": ("✗", "x", 13), "not checked": ("·", "circle-open", 11)}
-COLOR = {k: palette.color("muted" if k == "not checked" else k) for k in MARK}  # the viewer's theme
-fig = go.Figure()
-on_path = set(t.path)
-for i, parent in enumerate(t.parents):
-    win = i in on_path
-    fig.add_scatter(x=[depths[i] - 1, depths[i]], y=[ys[parent + 1], ys[i + 1]], mode="lines", hoverinfo="skip",
-                    showlegend=False, line=dict(width=6 if win else 1.5, color=charts.INK if win else charts.MUTED,
-                                                dash="solid" if win else "dot"))
-fig.add_scatter(x=[0], y=[ys[0]], mode="markers+text", text=[f"{context_word}"], textposition="middle left",
-                textfont=dict(color=charts.INK, size=13),
-                marker=dict(size=16, symbol="square", color=charts.MUTED), name="committed text",
-                hovertemplate="the last committed token<extra></extra>")
-
-
-def fmt(value) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-for verdict, (mark, symbol, size) in MARK.items():
-    idx = [i for i in range(len(t.nodes)) if t.verdict(i) == verdict]
-    if not idx:
-        continue
-    fig.add_scatter(
-        x=[depths[i] for i in idx], y=[ys[i + 1] for i in idx], mode="markers+text", name=f"{mark} {verdict}",
-        text=[f"{mark} {words[i]}" for i in idx], textposition="middle right", textfont=dict(color=charts.INK, size=13),
-        marker=dict(size=size, symbol=symbol, color=COLOR[verdict], line=dict(width=1, color=charts.INK)),
-        customdata=[[i + 1, words[i], t.q_node[i], t.p_node[i], fmt(t.accept_prob[i])] for i in idx],
-        hovertemplate="node %{customdata[0]}: %{customdata[1]}<br>q(x) = %{customdata[2]:.3f} (drafter)"
-                      "<br>p(x) = %{customdata[3]:.3f} (target)<br>accepted with chance %{customdata[4]}<extra></extra>")
-fig.update_layout(title=f"Round {pick}: {len(t.nodes)} nodes, {len(t.path)} accepted (thick path), then "
-                        f"a {r.next_kind} token", height=max(320, 34 * (max(ys) + 2)), margin=dict(t=40, b=8, l=8, r=8),
-                  xaxis=dict(title="depth", dtick=1, range=[-0.8, len(shape) + 0.9]),
-                  yaxis=dict(visible=False), legend=dict(orientation="h", y=-0.25))
+fig = tree_view.tree_figure(t, words, context_word, f"Round {pick}: {len(t.nodes)} nodes, {len(t.path)} accepted "
+                            f"(thick path), then a {r.next_kind} token", len(shape))
+MARK = tree_view.MARK
 left, right = st.columns([3, 2])
 left.plotly_chart(fig, key="tr_tree")
 rows = [{"node": i + 1, "depth": depths[i], "parent": str(t.parents[i] + 1) if t.parents[i] >= 0 else "context",
@@ -177,30 +129,24 @@ st.markdown(
     "levels, the tree just keeps more per level. More tokens per pass is the tree's gain; a pass over "
     f"{n_nodes + 1} positions instead of {len(shape) + 1} is its price.")
 signature = (models.pair_key(pair), s.signature(), shape, node_budget)
-if st.button(f"Measure: plain, chain (γ = {len(shape)}) and tree, {REPEATS} interleaved repetitions",
-             key="tr_measure", type="primary", icon=":material/timer:"):
-    profile = measure.cost_profile(pair)  # the shared sweep of pass costs, before taking a slot
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        with admission.slot("the tree measurement"):
-            window = pair.context_length - len(ids)
-            out = tree_vs_chain(pair.target, pair.draft, ids, shape, max(2, min(MEASURE_TOKENS, window)),
-                                s.sampling, s.effective_seed, node_budget, REPEATS,
-                                progress=lambda f, text: bar.progress(min(f, 1.0), text=text))
-    except ValueError as err:
-        bar.empty()
-        st.error(f"Could not measure: {err}")
-        st.stop()
-    bar.empty()
-    st.session_state["tr_measured"] = {"signature": signature, "out": out, "profile": profile,
-                                       "nodes": n_nodes, "depth": len(shape)}
 
-m = st.session_state.get("tr_measured")
+
+def measure_trees(progress) -> dict:
+    profile = measure.cost_profile(pair)  # the shared sweep of pass costs, before taking a slot
+    window = pair.context_length - len(ids)
+    out = tree_vs_chain(pair.target, pair.draft, ids, shape, max(2, min(MEASURE_TOKENS, window)), s.sampling,
+                        s.effective_seed, node_budget, REPEATS, hold=demo.hold("the tree measurement"),
+                        progress=progress)
+    return {"out": out, "profile": profile, "nodes": n_nodes, "depth": len(shape)}
+
+
+demo.run(f"Measure: plain, chain (γ = {len(shape)}) and tree, {REPEATS} interleaved repetitions", key="tr_measure",
+         state="tr_measured", signature=signature, work=measure_trees, what="the tree measurement",
+         failure="Could not measure", slot=False, type="primary", icon=":material/timer:")
+m = demo.latest("tr_measured", signature, stale="note", again="Measure")
 if not m:
     st.caption("Press **Measure** to race the three on this machine.")
 else:
-    if m["signature"] != signature:
-        st.info("These figures are from earlier settings; press **Measure** again.", icon=":material/history:")
     out, profile = m["out"], m["profile"]
     chain, tree = out["chain"], out["tree"]
     v_tree, v_chain = profile.v(int(round(tree["nodes_per_round"]))), profile.v(m["depth"])
@@ -214,7 +160,7 @@ else:
                    f"chain's pass: {v_chain:.2f}", delta_arrow="off", delta_color="off",
                    help="The time of one target pass over that many positions, in single-position passes "
                         "(this machine's measured sweep).")
-    cols[3].metric("Wall clock: tree against chain", f"{tree['speedup']['median'] / chain['speedup']['median']:.2f}×",
+    cols[3].metric("Wall clock: tree against chain", f"{tree['speedup'].median / chain['speedup'].median:.2f}×",
                    delta_arrow="off", delta_color="off")
     table = []
     c = profile.c
@@ -224,9 +170,9 @@ else:
         table.append({
             "decoder": label, "tokens per target pass": round(row["tokens_per_pass"], 3),
             "nodes per round": round(row["nodes_per_round"], 1),
-            "ms per token (median)": round(1e3 * row["s_per_token"]["median"], 2),
-            "spread (low – high)": f"{1e3 * row['s_per_token']['low']:.2f} – {1e3 * row['s_per_token']['high']:.2f}",
-            "speedup (measured)": round(row["speedup"]["median"], 2),
+            "ms per token (median)": round(1e3 * row["s_per_token"].median, 2),
+            "spread (low – high)": f"{1e3 * row['s_per_token'].low:.2f} – {1e3 * row['s_per_token'].high:.2f}",
+            "speedup (measured)": round(row["speedup"].median, 2),
             "speedup (predicted, this machine's v)": 1.0 if name == "plain" else round(
                 predicted_speedup(row["tokens_per_pass"], v, c, row["draft_passes_per_round"]), 2),
             "speedup (predicted, v = 1: an accelerator)": 1.0 if name == "plain" else round(

@@ -24,42 +24,18 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+from ui import serve  # noqa: E402
+from ui.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 TIMEOUT_MS = 300_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # --- the server -----------------------------------------------------------------------------------------
-
-def start_server(port: int, log: Path) -> subprocess.Popen:
-    """`streamlit run app.py` as `make run` starts it (the shipped config decides the file watcher)."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2) as r:
-                if r.read().decode().strip() == "ok":
-                    return proc
-        except OSError:
-            pass
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    proc.kill()
-    raise SystemExit(f"the server did not start on port {port}:\n{log.read_text()[-2000:]}")
-
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process (all its threads), from /proc/<pid>/stat."""
@@ -81,12 +57,7 @@ def busy_loops(n: int) -> list[subprocess.Popen]:
 # --- the browser ----------------------------------------------------------------------------------------
 
 def wait_idle(page, after_action: bool = False) -> None:
-    if after_action:
-        try:
-            page.wait_for_selector(RUNNING, timeout=3000)
-        except Exception:  # a very fast rerun may be over before we look
-            pass
-    page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+    serve.wait_idle(page, TIMEOUT_MS, after_action)
 
 
 def metric(page, label: str) -> str:
@@ -158,8 +129,8 @@ class Library:
 def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
     """App and library take turns, app first in even rounds and library first in odd ones (the
     method the app itself uses), so a busy moment of the machine hits both alike."""
-    from specdec_core.analysis.measure import interleave
-    out = interleave({"app": lambda: app_click(page), "library": library.click}, clicks)
+    from specdec_core.analysis.measure import contest
+    out = contest({"app": lambda: app_click(page), "library": library.click}, clicks).results
     return out["app"], out["library"]
 
 
@@ -227,8 +198,14 @@ def main() -> int:
     print(f"request: pair {s.pair}, γ = {s.gamma}, {s.max_new_tokens} tokens, {s.describe_sampling()}, seed {s.seed}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     args.log.parent.mkdir(parents=True, exist_ok=True)
-    server = start_server(args.port, args.log)
-    url = f"http://localhost:{args.port}"
+    # The shipped config decides the file watcher, as `make run` does.
+    server = serve.Server(args.log, args.port, file_watcher=None)
+    try:
+        server.wait_healthy()
+    except serve.ServerDidNotStart as err:
+        server.stop()
+        raise SystemExit(str(err)) from None
+    url = server.url
     results = {}
     try:
         with sync_playwright() as p:
@@ -247,11 +224,11 @@ def main() -> int:
                 loops = busy_loops(n_busy)
                 try:
                     time.sleep(1 if n_busy else 0)
-                    idle = cpu_share(server.pid)
+                    idle = cpu_share(server.proc.pid)
                     page = open_race(browser, url, query)
                     app, lib = clicks_interleaved(page, library, args.clicks)
                     page.close()
-                    after = cpu_share(server.pid)
+                    after = cpu_share(server.proc.pid)
                     results[phase] = summary(f"{phase} (load average {os.getloadavg()[0]:.2f})", app, lib, quiet=n_busy == 0)
                     same_architecture_c(request)
                     print(f"  server CPU: idle {100 * idle:.1f}% of a core, right after the clicks {100 * after:.1f}%  "
@@ -262,11 +239,7 @@ def main() -> int:
                         proc.wait()
             browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        server.stop()
     if len(results) == 2:
         quiet, loaded = results.values()
         ratio = loaded["app"] / quiet["app"]

@@ -29,9 +29,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,11 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CHROMIUM = os.environ.get("SPECDEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+from ui import serve  # noqa: E402
+from ui.serve import CHROMIUM, IDLE, RUNNING  # noqa: E402
+
+CHROMIUM_ARGS = [*serve.CHROMIUM_ARGS, "--disable-dev-shm-usage"]  # many browsers at once: /dev/shm is small
 ERROR_SELECTORS = ('[data-testid="stException"]', 'text="This app has encountered an error"')
 STEP_TIMEOUT_MS = 300_000  # a student at the back of a long queue still gets an answer, or an error
 PROMPTS = ["ROMEO:\nBut soft, what light through yonder window breaks?",
@@ -68,26 +64,13 @@ def machine_cpu() -> tuple[float, float]:
     return (total - idle) / tick, total / tick
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # --- the server ---------------------------------------------------------------------------------------
 
-class Server:
-    """`streamlit run app.py` on a local port, its log in a file, its memory sampled twice a second."""
+class Server(serve.Server):
+    """The app on a local port (`ui.serve.Server`: no file watcher), its memory sampled twice a second."""
 
     def __init__(self, port: int, env: dict, log_path: Path):
-        self.port, self.log_path = port, log_path
-        self.url = f"http://127.0.0.1:{port}"
-        self._log = log_path.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        super().__init__(log_path, port, env, address="127.0.0.1")
         self.samples: list[tuple[float, int]] = []  # (time, RSS bytes)
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
@@ -119,35 +102,14 @@ class Server:
         while not self._stop.wait(0.5):
             self.samples.append((time.monotonic(), self.rss()))
 
-    def wait_healthy(self, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        self._sampler.start()
-                        return
-            except OSError:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"streamlit did not become healthy on port {self.port}:\n{self.log()[-3000:]}")
-
-    def log(self) -> str:
-        if not self._log.closed:
-            self._log.flush()
-        return self.log_path.read_text(errors="replace")
+    def wait_healthy(self, timeout_s: float = serve.START_TIMEOUT_S) -> "Server":
+        super().wait_healthy(timeout_s)
+        self._sampler.start()
+        return self
 
     def stop(self) -> None:
         self._stop.set()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
+        super().stop()
 
 
 # --- what each output must be ---------------------------------------------------------------------------
@@ -527,13 +489,13 @@ def main(argv=None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}: apt-get install chromium (or set SPECDEC_CHROMIUM)", file=sys.stderr)
         return 2
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "SPECDEC_THREADS": "1",
+    env = {"SPECDEC_THREADS": "1",
            "SPECDEC_LOG_LEVEL": "DEBUG"}  # one log line per generation slot: waited and held, server-side
     if args.max_concurrent:
         env["SPECDEC_MAX_CONCURRENT"] = str(args.max_concurrent)
     expected = Expected(args.max_new)
     log_dir = Path(tempfile.mkdtemp(prefix="specdec-load-"))
-    server = Server(args.port or free_port(), env, log_dir / "server.log")
+    server = Server(args.port or None, env, log_dir / "server.log")
     try:
         server.wait_healthy()
         out = asyncio.run(drive(args, server, expected))

@@ -1,5 +1,6 @@
 """SpecDec Lab's core: exact speculative decoding over transformers causal LMs (no UI code here)."""
 from . import lossy, theory
+from .batch import MAX_BATCH, BatchResult, batch_generate
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
 from .pairs import ModelPair, PairUnavailable, load_pair
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
@@ -8,6 +9,7 @@ from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts
 from .tree import EXACT_TREE, TreeRule, tree_generate
 
 __all__ = [
+    "batch_generate", "BatchResult", "MAX_BATCH",
     "theory", "lossy", "load_pair", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter", "UnigramDrafter",
     "EXACT", "MAX_GAMMA", "Rule",
     "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",

@@ -97,6 +97,7 @@ class _ModelDraftSession:
     def __init__(self, lm: CachedLM):
         self.lm = lm
         self.fed: list[int] = []  # the tokens in the draft model's KV cache
+        self._slot: dict[int, int] = {}  # this round's tree node -> its number in the cache's tree
 
     @property
     def passes(self) -> int:
@@ -138,8 +139,7 @@ class _ModelDraftSession:
 
     def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
         """One pass over the context, then one tree pass per level over its new nodes."""
-        self._slot: dict[int, int] = {}  # tree node -> its number in this cache's tree
-        pass_s: list[float] = []
+        self._slot, pass_s = {}, []
 
         def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
             if nodes == [-1]:
@@ -160,7 +160,7 @@ class _ModelDraftSession:
 
     def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
         """Keep the accepted nodes this cache has seen (a prefix of the path)."""
-        seen = [n for n in path if n in getattr(self, "_slot", {})]
+        seen = [n for n in path if n in self._slot]
         if self.lm.tree_start is not None:
             self.lm.keep_path([self._slot[n] for n in seen])
         self.fed += [tree.tokens[n] for n in seen]

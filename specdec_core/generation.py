@@ -17,7 +17,7 @@ decoder keeps only its drafting and its verification, the paper's two steps:
 
 Invariant: the target's cache holds every committed token but the last, which the next pass feeds.
 A drafter that reads the target (`reads_target`) has seen the target's features of exactly those
-tokens: after the prefill, and after each `keep`.
+tokens: after the prefill, and after each `commit`.
 """
 import os
 import time
@@ -145,7 +145,7 @@ class Generation:
     def keep(self, rows: list[int]) -> None:
         """Keep in the target's cache only `rows` of the latest pass: a prefix for a chain (the last
         committed token and the accepted drafts), the root-to-node path for a tree. A drafter that reads
-        the target sees these rows' features: they are the committed tokens the cache now holds."""
+        the target sees these rows' features at `commit`: the committed tokens the cache now holds."""
         if self.lm.tree_start is not None:
             self.lm.keep_path(rows)
         else:
@@ -153,8 +153,7 @@ class Generation:
                 raise ValueError(f"a chain keeps a prefix of its rows, got {rows}")
             self.lm.rollback(self.scored - len(rows))  # forget the rejected drafts' keys and values
         if self.features is not None:
-            self.session.observe_target(self.features[rows])
-            self.features = None
+            self.features = self.features[rows]
 
     def commit(self, accepted: list[int], next_token: int, next_kind: str) -> tuple[list[int], bool]:
         """Append a round's tokens (its accepted drafts and the token after them; plain decoding: no
@@ -167,6 +166,9 @@ class Generation:
         self.tokens += new
         self.kinds += (["accepted"] * len(accepted) + [next_kind])[:len(new)]
         self.context += new
+        if self.features is not None:  # the last committed token before the round, and the new ones but the last
+            self.session.observe_target(self.features[:len(new)])
+            self.features = None
         return new, hit_eos
 
     def end_round(self, round_trace: RoundTrace | None, hit_eos: bool, on_round: Callable | None = None) -> None:

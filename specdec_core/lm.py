@@ -45,7 +45,7 @@ class _GPT2Pass:
     pass through transformers and takes 0.27 ms here; an 8-layer d=384 one (the target's) 5.4 ms and
     3.6 ms (docs/benchmarks.md). The ops are transformers'
     own GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and
-    scale, gelu_new), so the logits are the same; tests/test_lm_fast.py holds the two side by side.
+    scale, gelu_new), so the logits are the same; tests/core/test_lm_fast.py holds the two side by side.
     Keys and values go into per-layer buffers that grow by doubling; a rollback only moves `length`.
     """
 

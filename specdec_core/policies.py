@@ -24,15 +24,13 @@ already paid the pass that made it; a drafter without a distribution, such as n-
 asks) and `generator` is the generation's generator, for a policy that stops at random: it may
 draw from it, never read ahead of it.
 """
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import torch
 
-MAX_GAMMA = 32  # beyond this a round is all waste: even alpha = 0.95 keeps 0.95**32 < 20% of drafts
-SIGNALS = ("top", "margin")  # confidence signals: top probability, or top-1 minus top-2 probability
+from .costs import MAX_GAMMA, SIGNALS, Costs, check_float, check_int, check_learning, confidence  # noqa: F401
 
 # Why drafting stopped in a round (RoundTrace.draft_stop).
 STOP_GAMMA = "gamma"  # drafted the round's gamma
@@ -46,71 +44,6 @@ STOP_IN_WORDS = {
     STOP_DRAFTER: "the drafter had nothing more to propose",
     STOP_TOKENS_LEFT: "no more tokens were wanted",
 }
-
-
-def _int_in(name: str, value, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return value
-
-
-def _float_in(name: str, value, lo: float, hi: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
-    return float(value)
-
-
-def _check_learning(policy) -> None:
-    """The settings every policy that learns acceptance as it goes shares."""
-    _float_in("prior_alpha", policy.prior_alpha, 0.0, 0.999)
-    _float_in("prior_weight", policy.prior_weight, 0.01, 1000.0)
-    _float_in("decay", policy.decay, 0.0, 1.0)
-    _int_in("max_gamma", policy.max_gamma, 1, MAX_GAMMA)
-
-
-# --- the cost model an acceptance-driven policy plans with ------------------------------------------
-
-@dataclass(frozen=True)
-class Costs:
-    """c and v(gamma) of theory.speedup, FIXED for a generation, so a seed reproduces its text (a
-    policy timing live passes would choose different gammas, hence draw different tokens, each run).
-    The defaults are the bundled Shakespeare pair on the 2-core CPU (docs/benchmarks.md)."""
-    c: float = 0.079  # one draft pass / one target pass (measured inside the benchmark's runs)
-    v: tuple[float, ...] = (1.0, 1.19, 1.28, 1.49, 1.64, 1.76, 1.96, 2.28, 2.41)  # v(0), v(1), ...; linear beyond
-
-    def __post_init__(self):
-        _float_in("c", self.c, 0.0, 100.0)
-        if len(self.v) < 2 or any(not math.isfinite(x) or x <= 0 for x in self.v):
-            raise ValueError(f"v must list at least v(0) and v(1), all positive, got {self.v!r}")
-
-    def v_of(self, gamma: int) -> float:
-        """Cost of one target pass over gamma + 1 positions, in single-position passes."""
-        if gamma < len(self.v):
-            return self.v[gamma]
-        slope = self.v[-1] - self.v[-2]
-        return self.v[-1] + slope * (gamma - len(self.v) + 1)
-
-    def round_cost(self, gamma: int) -> float:
-        """gamma drafter passes and one verifying target pass, in single target passes."""
-        return gamma * self.c + self.v_of(gamma)
-
-    @classmethod
-    def from_profile(cls, profile, max_gamma: int = 16) -> "Costs":
-        """From a measured `analysis.measure.CostProfile` (anything with .c and .v(gamma))."""
-        return cls(float(profile.c), tuple([1.0] + [float(profile.v(g)) for g in range(1, max_gamma + 1)]))
-
-
-# --- the drafter's confidence -----------------------------------------------------------------------
-
-def confidence(logits: torch.Tensor, signal: str = "margin") -> torch.Tensor:
-    """The drafter's confidence in its next token from its RAW logits (..., V), before any sampling
-    transform (in greedy mode the transformed q is one-hot and says nothing): "top" is the top
-    probability, "margin" the top probability minus the second's."""
-    if signal not in SIGNALS:
-        raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
-    top2 = torch.softmax(logits.float(), dim=-1).topk(2, dim=-1).values  # (..., 2)
-    return top2[..., 0] if signal == "top" else top2[..., 0] - top2[..., 1]
 
 
 # --- the policies -----------------------------------------------------------------------------------
@@ -129,15 +62,33 @@ class Policy(Protocol):
 
     def start(self) -> PolicySession: ...
 
+    def describe(self) -> str:
+        """The policy in a few words, for captions and tables."""
+        ...
+
+    def with_costs(self, costs: Costs) -> "Policy":
+        """The same policy planning with another fixed cost profile (itself if it plans with none)."""
+        ...
+
+
+class _NoCosts:
+    """A policy that plans with no cost profile: another profile changes nothing."""
+
+    def with_costs(self, costs: Costs) -> "Policy":
+        return self
+
 
 @dataclass(frozen=True)
-class Constant:
+class Constant(_NoCosts):
     """The paper's policy: gamma drafts every round."""
     gamma: int = 4
     name: str = "constant"
 
     def __post_init__(self):
-        _int_in("gamma", self.gamma, 1, MAX_GAMMA)
+        check_int("gamma", self.gamma, 1, MAX_GAMMA)
+
+    def describe(self) -> str:
+        return f"constant γ = {self.gamma}"
 
     @property
     def max_gamma(self) -> int:
@@ -160,7 +111,7 @@ class _ConstantSession:
 
 
 @dataclass(frozen=True)
-class Heuristic:
+class Heuristic(_NoCosts):
     """transformers' "heuristic" schedule: gamma + 2 after a round that accepted every draft, gamma - 1
     after any other, kept within [min_gamma, max_gamma] (transformers has no upper bound)."""
     start_gamma: int = 5
@@ -169,9 +120,12 @@ class Heuristic:
     name: str = "heuristic"
 
     def __post_init__(self):
-        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
-        _int_in("min_gamma", self.min_gamma, 1, self.max_gamma)
-        _int_in("start_gamma", self.start_gamma, self.min_gamma, self.max_gamma)
+        check_int("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        check_int("min_gamma", self.min_gamma, 1, self.max_gamma)
+        check_int("start_gamma", self.start_gamma, self.min_gamma, self.max_gamma)
+
+    def describe(self) -> str:
+        return f"heuristic schedule (γ from {self.start_gamma}, +2 / −1, within {self.min_gamma}–{self.max_gamma})"
 
     def start(self) -> "_HeuristicSession":
         return _HeuristicSession(self, self.start_gamma)
@@ -192,7 +146,7 @@ class _HeuristicSession:
 
 
 @dataclass(frozen=True)
-class ConfidenceStop:
+class ConfidenceStop(_NoCosts):
     """Draft while the drafter's confidence in its next token stays at or above `threshold`, up to
     `max_gamma` drafts (the first draft is always made). The signal is of the drafter's raw
     distribution: the top probability (transformers' `assistant_confidence_threshold`, llama.cpp's
@@ -206,10 +160,14 @@ class ConfidenceStop:
     name: str = "confidence"
 
     def __post_init__(self):
-        _float_in("threshold", self.threshold, 0.0, 1.0)
-        _int_in("max_gamma", self.max_gamma, 1, MAX_GAMMA)
+        check_float("threshold", self.threshold, 0.0, 1.0)
+        check_int("max_gamma", self.max_gamma, 1, MAX_GAMMA)
         if self.signal not in SIGNALS:
             raise ValueError(f"signal must be one of {SIGNALS}, got {self.signal!r}")
+
+    def describe(self) -> str:
+        label = "top probability" if self.signal == "top" else "top-1 − top-2 margin"
+        return f"confidence stop ({label} ≥ {self.threshold:g}, at most {self.max_gamma})"
 
     def start(self) -> "_ConfidenceSession":
         return _ConfidenceSession(self)
@@ -247,9 +205,15 @@ class AcceptanceDriven:
     name: str = "acceptance"
 
     def __post_init__(self):
-        _check_learning(self)
+        check_learning(self)
         if not isinstance(self.costs, Costs):
             raise ValueError(f"costs must be a policies.Costs, got {type(self.costs).__name__}")
+
+    def describe(self) -> str:
+        return f"acceptance-driven (γ maximising E/(γc + v(γ)), at most {self.max_gamma})"
+
+    def with_costs(self, costs: Costs) -> "AcceptanceDriven":
+        return replace(self, costs=costs)
 
     def start(self) -> "_AcceptanceSession":
         return _AcceptanceSession(self, [0.0] * self.max_gamma, [0.0] * self.max_gamma)
@@ -303,6 +267,13 @@ class Hybrid:
         if not isinstance(self.length, AcceptanceDriven) or not isinstance(self.stop, ConfidenceStop):
             raise ValueError("a hybrid policy needs an AcceptanceDriven length and a ConfidenceStop stop")
 
+    def describe(self) -> str:
+        label = "top probability" if self.stop.signal == "top" else "margin"
+        return f"hybrid (acceptance-driven γ up to {self.max_gamma}, stopped when the {label} < {self.stop.threshold:g})"
+
+    def with_costs(self, costs: Costs) -> "Hybrid":
+        return replace(self, length=self.length.with_costs(costs))
+
     @property
     def max_gamma(self) -> int:
         return self.length.max_gamma
@@ -349,12 +320,18 @@ class Calibrated:
     name: str = "calibrated"
 
     def __post_init__(self):
-        _check_learning(self)
+        check_learning(self)
         if list(self.edges) != sorted(self.edges) or not all(0 < e < 1 for e in self.edges):
             raise ValueError(f"edges must rise within (0, 1), got {self.edges!r}")
         if len(self.prior_by_bin) != len(self.edges) + 1 or not all(0 <= x <= 1 for x in self.prior_by_bin):
             raise ValueError(f"prior_by_bin must give one acceptance in [0, 1] per bin ({len(self.edges) + 1}), "
                              f"got {self.prior_by_bin!r}")
+
+    def describe(self) -> str:
+        return f"calibrated stop (drafts on while the margin-predicted acceptance pays, at most {self.max_gamma})"
+
+    def with_costs(self, costs: Costs) -> "Calibrated":
+        return replace(self, costs=costs)
 
     def start(self) -> "_CalibratedSession":
         n = len(self.edges) + 1
@@ -440,38 +417,19 @@ def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, thresho
     changes = {k: v for k, v in changes.items() if v is not None and hasattr(policy, k)}
     if name == "heuristic":
         top = changes.get("max_gamma", policy.max_gamma)
-        changes["start_gamma"] = min(_int_in("gamma", gamma, 1, MAX_GAMMA), top)
+        changes["start_gamma"] = min(check_int("gamma", gamma, 1, MAX_GAMMA), top)
     return replace(policy, **changes)
 
 
 def with_costs(policy: Policy, costs: Costs) -> Policy:
-    """The same policy planning with another fixed cost profile (policies that plan with none are
-    returned as they are): e.g. the profile a page measured on this machine."""
-    if isinstance(policy, (AcceptanceDriven, Calibrated)):
-        return replace(policy, costs=costs)
-    if isinstance(policy, Hybrid):
-        return replace(policy, length=replace(policy.length, costs=costs))
-    return policy
+    """`policy.with_costs(costs)`: e.g. the profile a page measured on this machine (a policy from
+    elsewhere without the method is returned as it is)."""
+    return policy.with_costs(costs) if hasattr(policy, "with_costs") else policy
 
 
 def describe(policy: Policy) -> str:
-    """A policy in a few words, for captions and tables."""
-    if isinstance(policy, Constant):
-        return f"constant γ = {policy.gamma}"
-    if isinstance(policy, Heuristic):
-        return f"heuristic schedule (γ from {policy.start_gamma}, +2 / −1, within {policy.min_gamma}–{policy.max_gamma})"
-    if isinstance(policy, ConfidenceStop):
-        label = "top probability" if policy.signal == "top" else "top-1 − top-2 margin"
-        return f"confidence stop ({label} ≥ {policy.threshold:g}, at most {policy.max_gamma})"
-    if isinstance(policy, AcceptanceDriven):
-        return f"acceptance-driven (γ maximising E/(γc + v(γ)), at most {policy.max_gamma})"
-    if isinstance(policy, Calibrated):
-        return f"calibrated stop (drafts on while the margin-predicted acceptance pays, at most {policy.max_gamma})"
-    if isinstance(policy, Hybrid):
-        label = "top probability" if policy.stop.signal == "top" else "margin"
-        return (f"hybrid (acceptance-driven γ up to {policy.max_gamma}, stopped when the {label} "
-                f"< {policy.stop.threshold:g})")
-    return getattr(policy, "name", type(policy).__name__)
+    """`policy.describe()`, or the name of a policy from elsewhere without the method."""
+    return policy.describe() if hasattr(policy, "describe") else getattr(policy, "name", type(policy).__name__)
 
 
 def as_policy(gamma) -> Policy:

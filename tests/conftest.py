@@ -86,27 +86,26 @@ def pair():
 
 @pytest.fixture(scope="session")
 def prompt_ids(pair):
-    """The app's default prompt, tokenized for the bundled pair."""
-    from ui import settings
-    return pair.tokenizer.encode(settings.DEFAULTS.prompt)
+    """The documented lab prompt (the app's default), tokenized for the bundled pair."""
+    from specdec_core.analysis import lab
+    return pair.tokenizer.encode(lab.DOCUMENTED_PROMPT)
 
 
 @pytest.fixture(scope="session")
 def documented_runs():
-    """The exactness lab's documented run on the bundled pair (default settings, the documented prefix,
+    """The exactness lab's documented run on the bundled pair (the documented prompt, prefix, temperature, γ,
     n tokens, K and seed) for the exact rule and every broken one: computed once for the core's lab
     tests and the Identical Outputs page tests alike."""
     from specdec_core.analysis import lab
     from specdec_core.broken import BROKEN_RULES
     from specdec_core.pairs import load_pair
     from specdec_core.sampler import EXACT
-    from ui import settings
     pair = load_pair("shakespeare")
-    prefix = pair.tokenizer.encode(settings.DEFAULTS.prompt)[:lab.DOCUMENTED_PREFIX_TOKENS]
+    prefix = pair.tokenizer.encode(lab.DOCUMENTED_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
     dist = lab.Distributions(pair.target, pair.draft, prefix)
     return {rule.name: lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_N_TOKENS,
-                                   k=lab.DOCUMENTED_K, gamma=settings.DEFAULTS.gamma,
-                                   sampling=settings.DEFAULTS.sampling, rule=rule, seed=lab.DOCUMENTED_SEED,
+                                   k=lab.DOCUMENTED_K, gamma=lab.DOCUMENTED_GAMMA,
+                                   sampling=lab.DOCUMENTED_SAMPLING, rule=rule, seed=lab.DOCUMENTED_SEED,
                                    with_plain=rule is EXACT, dist=dist)
             for rule in (EXACT, *BROKEN_RULES)}
 

@@ -12,15 +12,17 @@ A page (in chapters/) typically calls:
     admission.cached(max_entries=N)    decorator instead of @st.cache_data for cached generations
     admission.on_round / on_token      core callbacks that let Streamlit stop a long run (tab closed)
     admission.Throttle()               ~10 redraws a second for live progress drawn inside a slot
-    operator.policy()                  the operator's settings (pairs offered, bounds on one request)
+    operator.rules()                   the operator's classroom rules (pairs offered, bounds on one request)
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.cost_profile / measure.draft_costs   c and v(γ) of this machine, from short runs' own passes
-    measure.pass_sweep / measure.latest_sweep     one pass over k positions (behind a button), kept per process
-    demo.run / demo.latest / demo.hold / demo.spread_note   the run-a-demo pattern, and a figure's spread
+    measure.pass_sweep                 one pass over k positions (behind a button)
+    demo.run / demo.latest / demo.hold / demo.spread_note   press → measure → store (per session, or
+                                       shared=True per server) → stale note; a figure's spread
+    tree_view.tree_figure              a verified round's token tree, drawn
     charts.prob_bars / charts.token_label / charts.labels_for / charts.log_ticks
     charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK   colours of the viewer's theme, read on each use
     palette.color("accepted")          any colour by its role, for the viewer's light or dark theme;
-                                       never a hex code in a page (tests/core/test_palette.py checks them)
+                                       never a hex code in a page (tests/app/test_palette.py checks them)
     tables.show(rows, key=...)         a table with dashes for empty cells, and a scroll hint when wide
     layout.intro / layout.paper_badge / layout.measured_badge
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets

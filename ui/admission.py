@@ -119,7 +119,7 @@ def _gate(limit: int) -> Gate:
 
 def gate() -> Gate:
     """This server's gate."""
-    return _gate(operator.policy().max_concurrent)
+    return _gate(operator.rules().max_concurrent)
 
 
 def checkpoint() -> None:

@@ -38,7 +38,7 @@ KINDS = {
     "unchecked": Kind("muted", "not checked", "·", "after a rejection: never looked at"),
 }
 # The chip's fill: its colour at this opacity over the page. Low enough that the mark, drawn in the
-# full colour inside the chip, keeps 4.5:1 against it (tests/core/test_palette.py).
+# full colour inside the chip, keeps 4.5:1 against it (tests/app/test_palette.py).
 TINT_ALPHA = 0.10
 SPEC_KINDS = ("prompt", "drafted", "accepted", "rejected", "corrective", "bonus")
 

@@ -1,4 +1,4 @@
-"""Operator policy for a shared server: which model pairs students may pick, whether custom hub
+"""The classroom rules of a shared server (set by its operator): which model pairs students may pick, whether custom hub
 pairs are allowed (and which), and how much work one request may ask for.
 
 The operator sets it with environment variables or the same keys in `.streamlit/secrets.toml`
@@ -48,7 +48,7 @@ def default_concurrency(cpu_count: int | None = None, torch_threads: int = 1) ->
 
 
 @dataclass(frozen=True)
-class Policy:
+class ClassroomRules:
     pairs: tuple[str, ...] = tuple(PAIRS)  # named pairs students may pick; the first is the default
     allow_custom: bool = False  # custom pairs are off unless the operator turns them on
     custom_allowlist: tuple[str, ...] = ()  # hub ids only
@@ -102,8 +102,8 @@ def _flag(raw) -> bool | None:
     return None
 
 
-def policy_from(values: Mapping[str, object], cpu_count: int | None = None, torch_threads: int = 1) -> Policy:
-    """A Policy from operator settings (keys as in KEYS, values as strings, lists, numbers or bools).
+def rules_from(values: Mapping[str, object], cpu_count: int | None = None, torch_threads: int = 1) -> ClassroomRules:
+    """ClassroomRules from operator settings (keys as in KEYS, values as strings, lists, numbers or bools).
     Anything unusable is left at its default and described in `problems`; it never raises."""
     problems: list[str] = []
     kw: dict = {}
@@ -157,33 +157,33 @@ def policy_from(values: Mapping[str, object], cpu_count: int | None = None, torc
             else:
                 value = int(number)
         kw[name] = value
-    return Policy(**kw, problems=tuple(problems))
+    return ClassroomRules(**kw, problems=tuple(problems))
 
 
 class NotAllowed(ValueError):
-    """A request the operator's policy refuses (the message is safe to show a student)."""
+    """A request the operator's rules refuse (the message is safe to show a student)."""
 
 
-def check_named_pair(name: str, policy: Policy) -> None:
+def check_named_pair(name: str, rules: ClassroomRules) -> None:
     """Raise NotAllowed unless students may pick the pair `name`."""
-    if name not in policy.pairs:
+    if name not in rules.pairs:
         raise NotAllowed(f"the pair {name[:60]!r} is not offered on this server "
-                         f"(offered: {', '.join(policy.choices)})")
+                         f"(offered: {', '.join(rules.choices)})")
 
 
-def check_custom_pair(target: str, draft: str, policy: Policy, root: Path | None = None) -> None:
+def check_custom_pair(target: str, draft: str, rules: ClassroomRules, root: Path | None = None) -> None:
     """Raise NotAllowed unless a custom pair of these two hub ids is allowed. A hub id that also
     names an existing local path (relative to `root`, default the working directory) is refused,
     because the loader would read the local files instead of the hub."""
-    if not policy.custom_enabled:
+    if not rules.custom_enabled:
         raise NotAllowed("custom pairs are switched off on this server")
     for role, ref in (("target", target), ("draft", draft)):
         if not ref:
             raise NotAllowed(f"a custom pair needs a {role} model: pick one from the list")
         if not is_hub_id(ref) or looks_like_path_or_url(ref):
             raise NotAllowed(f"the custom {role} must be a hub id from the server's list, not a path or URL")
-        if ref not in policy.custom_allowlist:
+        if ref not in rules.custom_allowlist:
             raise NotAllowed(f"the custom {role} {ref[:60]!r} is not on this server's list "
-                             f"({', '.join(policy.custom_allowlist)})")
+                             f"({', '.join(rules.custom_allowlist)})")
         if ((root or Path.cwd()) / ref).exists():
             raise NotAllowed(f"the hub id {ref!r} is also a local path on this server; refusing to load it")

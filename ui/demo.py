@@ -1,7 +1,11 @@
-"""The run-a-demo pattern of every chapter with a live button, in one place:
+"""The press-measure-store pattern of every chapter with a live button, in one place:
 
     press the button → wait for a generation slot → a progress bar → the core's work → the result stored
-    in session state with the settings it answers → on later reruns, shown only while they still match.
+    with the settings it answers → on later reruns, shown only while they still match (or under a note
+    that they are stale).
+
+A result is stored per session (st.session_state), or with `shared=True` once for the whole server
+process, for figures about this machine and these models that every student would measure alike.
 
     out = demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature,
                    work=lambda progress: {"out": race.drafter_shootout(..., progress=progress)},
@@ -13,7 +17,9 @@ it, never a traceback; the slot is given back however the work ends (ui.admissio
 takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
 figure with `spread_note`.
 """
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import nullcontext
 
@@ -23,6 +29,37 @@ from . import admission
 
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
 SETTLE_S = 0.03  # pause after drawing progress, between a measurement's timed runs
+SHARED_ENTRIES = 16  # results kept per state name in the server-wide store (the latest settings win)
+_shared_lock = threading.Lock()  # sessions run in threads of their own
+
+
+@st.cache_resource(show_spinner=False)
+def _shared() -> dict[str, OrderedDict]:
+    """state name -> {signature: stored result}, for the whole server process (`shared=True`)."""
+    return {}
+
+
+def _store(state: str, signature, stored: dict, shared: bool) -> None:
+    if not shared:
+        st.session_state[state] = stored
+        return
+    with _shared_lock:
+        entries = _shared().setdefault(state, OrderedDict())
+        entries.pop(signature, None)
+        entries[signature] = stored
+        while len(entries) > SHARED_ENTRIES:
+            entries.popitem(last=False)
+
+
+def _stored(state: str, signature, shared: bool) -> dict | None:
+    """The result for `signature`, else the latest under `state` (for the stale note), else None."""
+    if not shared:
+        return st.session_state.get(state)
+    with _shared_lock:
+        entries = _shared().get(state) or {}
+        if signature in entries:
+            return entries[signature]
+        return next(reversed(entries.values()), None) if entries else None
 
 
 def _no_progress(_fraction: float, _text: str) -> None:
@@ -30,7 +67,7 @@ def _no_progress(_fraction: float, _text: str) -> None:
 
 
 def hold(what: str = "your request") -> Callable:
-    """A `hold` for the core's measurements (specdec_core.analysis.measure.interleave): each run takes
+    """A `hold` for the core's measurements (specdec_core.analysis.measure.contest): each run takes
     a generation slot of its own, so a long measurement never keeps other students waiting long."""
     return lambda: admission.slot(what)
 
@@ -45,11 +82,11 @@ def repeats_cap(repeats: int, most: int) -> int:
 
 def execute(state: str, signature, work: Callable[[Progress], dict], *, what: str = "your request",
             failure: str = "Could not run", progress: bool = True, progress_text: str = "Starting…",
-            slot: bool = True) -> dict:
+            slot: bool = True, shared: bool = False) -> dict:
     """Run `work(progress)` in an admission slot (with a progress bar unless `progress` is False) and
-    store its dict in st.session_state[state] with "signature" added. Returns the stored dict; on a
-    ValueError shows "`failure`: error" and stops the script run. `slot=False`: the work takes its
-    slots itself, run by run (pass it `hold(what)`)."""
+    store its dict with "signature" added: in st.session_state[state], or with `shared` for every
+    session of this server. Returns the stored dict; on a ValueError shows "`failure`: error" and stops
+    the script run. `slot=False`: the work takes its slots itself, run by run (pass it `hold(what)`)."""
     bar = st.progress(0.0, text=progress_text) if progress else None
 
     def report(fraction: float, text: str) -> None:
@@ -64,32 +101,33 @@ def execute(state: str, signature, work: Callable[[Progress], dict], *, what: st
         with admission.slot(what) if slot else nullcontext():
             payload = work(report)
     except ValueError as err:
-        if bar is not None:
-            bar.empty()
         st.error(f"{failure}: {err}")
         st.stop()
-    if bar is not None:
-        bar.empty()
+    finally:
+        if bar is not None:
+            bar.empty()
     stored = {**payload, "signature": signature}
-    st.session_state[state] = stored
+    _store(state, signature, stored, shared)
     return stored
 
 
 def run(label: str, *, key: str, state: str, signature, work: Callable[[Progress], dict], where=None,
         what: str = "your request", failure: str = "Could not run", progress: bool = True,
-        progress_text: str = "Starting…", slot: bool = True, **button) -> dict | None:
+        progress_text: str = "Starting…", slot: bool = True, shared: bool = False, **button) -> dict | None:
     """A button (`label`, widget key `key`, drawn in `where` or the page; extra keyword arguments go to
     st.button). When pressed, `execute`s the work and returns the stored dict; otherwise None."""
     if not (where or st).button(label, key=key, **button):
         return None
     return execute(state, signature, work, what=what, failure=failure, progress=progress,
-                   progress_text=progress_text, slot=slot)
+                   progress_text=progress_text, slot=slot, shared=shared)
 
 
-def latest(state: str, signature, *, stale: str = "hide", again: str = "the button") -> dict | None:
-    """The stored result of st.session_state[state]. One from other settings (another signature) is
-    hidden (stale="hide": returns None) or shown under a note to press `again` (stale="note")."""
-    stored = st.session_state.get(state)
+def latest(state: str, signature, *, stale: str = "hide", again: str = "the button",
+           shared: bool = False) -> dict | None:
+    """The stored result under `state` (this session's, or the server's with `shared`). One from other
+    settings (another signature) is hidden (stale="hide": returns None) or shown under a note to press
+    `again` (stale="note")."""
+    stored = _stored(state, signature, shared)
     if not stored:
         return None
     if stored.get("signature") != signature:

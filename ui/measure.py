@@ -5,7 +5,7 @@ session, with the core's one method (specdec_core.analysis.measure).
   (`measure.calibrate`, about a second on the bundled pair): the first page that needs them pays
   for it in its first paint, behind a progress bar, and holds a generation slot one run at a time.
 - `pass_sweep`: one target pass over k = 1…32 positions (the Serial Tax chart), interleaved
-  repetitions, behind a button; the latest sweep is kept for everyone who opens the chapter.
+  repetitions, behind a button (`demo.run(shared=True)` keeps the latest for everyone).
 
 No lock is held while measuring (a lock held while waiting for a slot could deadlock with a session
 that holds a slot): two sessions arriving together at a fresh server may both measure, and the
@@ -62,15 +62,8 @@ def draft_costs(pair: ModelPair) -> dict[str, float]:
     return pass_times(pair).c()
 
 
-def latest_sweep(pair: ModelPair) -> dict[int, Measured] | None:
-    """The latest pass sweep measured in this process for `pair`, if any."""
-    return _store().get(("sweep", pair_key(pair)))
-
-
 def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
     """Measure one target pass over each k of SWEEP_KS afresh (interleaved repetitions, a generation
-    slot one run at a time) and keep it for this process."""
-    sweep = measure.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
-                               hold=_hold("timing one pass over k positions"), progress=progress)
-    _store()[("sweep", pair_key(pair))] = sweep
-    return sweep
+    slot one run at a time)."""
+    return measure.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
+                              hold=_hold("timing one pass over k positions"), progress=progress)

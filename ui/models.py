@@ -3,7 +3,7 @@ friendly messages in the page instead of exceptions.
 
 The pair is shared by every session (`st.cache_resource`): it is read-only after `.eval()`, and every
 generation makes its own KV cache and random generator, so sessions never share mutable state. Which
-pairs may be loaded is the operator's policy (ui/operator.py), checked again here whatever the widgets say.
+pairs may be loaded is the operator's classroom rules (ui/operator.py), checked again here whatever the widgets say.
 Load failures reach the page as a sentence (server paths shortened to the repository's); the details go
 to the server log.
 """
@@ -54,12 +54,12 @@ def _failures() -> dict[tuple[str, str, str], tuple[float, str]]:
 def get_pair(name: str, target: str = "", draft: str = "") -> tuple[ModelPair | None, str | None]:
     """The named pair, or for name "custom" the pair of two allow-listed hub ids (loaded once per
     process, with a spinner the first time), or None and a message when it cannot be had here."""
-    policy = operator.policy()
+    rules = operator.rules()
     try:
         if name == CUSTOM:
-            check_custom_pair(target, draft, policy)
+            check_custom_pair(target, draft, rules)
         else:
-            check_named_pair(name, policy)
+            check_named_pair(name, rules)
             target = draft = ""
     except NotAllowed as err:
         return None, f"{err}."

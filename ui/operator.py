@@ -11,7 +11,7 @@ import threading
 
 import streamlit as st
 
-from .classroom import KEYS, Policy, policy_from
+from .classroom import KEYS, ClassroomRules, rules_from
 
 THREADS_ENV = "SPECDEC_THREADS"
 log = logging.getLogger("specdec.operator")
@@ -70,9 +70,9 @@ def configure_logging() -> None:
         logger.propagate = False
 
 
-def policy() -> Policy:
-    """The operator's policy for this server (see ui.classroom)."""
-    p = policy_from(values(), torch_threads=torch_threads())
+def rules() -> ClassroomRules:
+    """The operator's classroom rules for this server (see ui.classroom)."""
+    p = rules_from(values(), torch_threads=torch_threads())
     for problem in p.problems:
         _log_once(f"operator setting ignored: {problem}")
     return p

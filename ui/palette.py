@@ -5,7 +5,7 @@ orange is 2.3:1 on white, their blue 3.6:1 on black), so each theme has its own 
 for a colour by its role: `palette.color("accepted")`. The active theme is the one the viewer's
 browser reports (`st.context.theme.type`); outside a session (tests, scripts) it is the light one.
 
-What each palette promises (tests/core/test_palette.py checks it): every colour is at least 4.5:1
+What each palette promises (tests/app/test_palette.py checks it): every colour is at least 4.5:1
 against its theme's background, so it may be used for text (the marks inside token chips), for chart
 lines and for chip borders (3:1 would do there); and accepted / rejected / corrective / bonus stay
 apart for viewers with protanopia or deuteranopia, not only by hue.

@@ -3,7 +3,7 @@ of untrusted values into them. Plain Python: no Streamlit here, so every rule is
 
 Values from a URL or a widget are untrusted: `settings_from_query` and `clean_prompt` clamp and clean
 them and say, in words, what they changed. Which pairs may be picked and how much one request may ask
-for is the operator's `Policy` (ui/classroom.py), passed in; a link can never name a file, a directory
+for is the operator's `ClassroomRules` (ui/classroom.py), passed in; a link can never name a file, a directory
 or a URL. ui/sidebar.py draws these settings and keeps them in step with the URL.
 """
 import math
@@ -11,11 +11,12 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
+from specdec_core.analysis import lab
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.sampling import SamplingConfig
 
-from .classroom import CUSTOM, NotAllowed, Policy, check_custom_pair, looks_like_path_or_url
+from .classroom import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
@@ -31,7 +32,7 @@ FALLBACK_CONTEXT = 1024  # bounds before a pair is loaded (or when it cannot be)
 FALLBACK_VOCAB = 50257
 
 PRESETS = {
-    "Romeo at the window": "ROMEO:\nBut soft, what light through yonder window breaks?",
+    "Romeo at the window": lab.DOCUMENTED_PROMPT,  # the core's documented lab run starts from the defaults
     "Hamlet's question": "HAMLET:\nTo be, or not to be, that is the question:",
     "A citizen speaks": "First Citizen:\nBefore we proceed any further, hear me speak.",
     "Enter the king": "KING HENRY V:\nOnce more unto the breach, dear friends, once more;",
@@ -49,9 +50,9 @@ ADAPTIVE_ONLY = ("policy", "policy_max_gamma", "policy_threshold", "policy_signa
 @dataclass(frozen=True)
 class Settings:
     pair: str = "shakespeare"  # a key of specdec_core.pairs.PAIRS
-    prompt: str = PRESETS["Romeo at the window"]
-    gamma: int = 4  # draft tokens per round
-    temperature: float = 1.0  # 1 = the target's own distribution; 0 = greedy
+    prompt: str = lab.DOCUMENTED_PROMPT  # the defaults are the core's documented lab run
+    gamma: int = lab.DOCUMENTED_GAMMA  # draft tokens per round
+    temperature: float = lab.DOCUMENTED_TEMPERATURE  # 1 = the target's own distribution; 0 = greedy
     top_k: int = 0  # 0 = off
     top_p: float = 1.0  # 1 = off
     seed: int = 0  # every generation gets its own generator seeded with this
@@ -122,7 +123,7 @@ class Settings:
 
 
 DEFAULTS = Settings()
-DEFAULT_POLICY = Policy()  # a server with no operator settings
+DEFAULT_RULES = ClassroomRules()  # a server with no operator settings
 
 
 def current() -> Settings:
@@ -131,9 +132,9 @@ def current() -> Settings:
     return st.session_state.get("settings", DEFAULTS)
 
 
-def max_new_limit(context_length: int | None, policy: Policy = DEFAULT_POLICY) -> int:
+def max_new_limit(context_length: int | None, rules: ClassroomRules = DEFAULT_RULES) -> int:
     """The largest max-new-tokens the sidebar offers for a pair with this context window."""
-    return max(1, min(policy.max_new_tokens, (context_length or FALLBACK_CONTEXT) - 1))
+    return max(1, min(rules.max_new_tokens, (context_length or FALLBACK_CONTEXT) - 1))
 
 
 # --- parsing untrusted values ---------------------------------------------------------------------
@@ -167,26 +168,26 @@ def clean_prompt(raw, limit: int = MAX_PROMPT_CHARS) -> tuple[str, list[str]]:
     return kept, notes
 
 
-def _pair_from_query(q: dict, policy: Policy, w: list[str]) -> dict:
+def _pair_from_query(q: dict, rules: ClassroomRules, w: list[str]) -> dict:
     """The pair (and, for a custom pair, its two hub ids) a link asks for, if this server allows it."""
-    default = {"pair": policy.default_pair, "target": "", "draft": ""}
+    default = {"pair": rules.default_pair, "target": "", "draft": ""}
     if "pair" not in q:
         return default
     pair = str(_last(q["pair"]))
-    fallback = f"using `{policy.default_pair}`"
+    fallback = f"using `{rules.default_pair}`"
     if pair == CUSTOM:
         target, draft = (str(_last(q.get(k, ""))) for k in ("target", "draft"))
         try:
-            check_custom_pair(target, draft, policy)
+            check_custom_pair(target, draft, rules)
         except NotAllowed as err:
             w.append(f"The link asks for a custom pair, but {err}; {fallback}.")
             return default
         return {"pair": CUSTOM, "target": target, "draft": draft}
-    if pair in policy.pairs:
+    if pair in rules.pairs:
         return {**default, "pair": pair}
     if looks_like_path_or_url(pair):
         w.append(f"The link's model pair {shown(pair)} looks like a file path or a web address. A link can only "
-                 f"choose one of this server's pairs ({', '.join(policy.choices)}); {fallback}.")
+                 f"choose one of this server's pairs ({', '.join(rules.choices)}); {fallback}.")
     elif pair in PAIRS:
         w.append(f"The model pair {shown(pair)} is not offered on this server; {fallback}.")
     else:
@@ -215,14 +216,14 @@ def _number(raw, label: str, lo, hi, default, integer: bool, warnings: list[str]
 
 
 def settings_from_query(params: Mapping[str, object], context_length: int | None = None,
-                        vocab_size: int | None = None, policy: Policy = DEFAULT_POLICY) -> tuple[Settings, list[str]]:
+                        vocab_size: int | None = None, rules: ClassroomRules = DEFAULT_RULES) -> tuple[Settings, list[str]]:
     """Settings from URL query parameters (missing ones take the defaults), clamped into range and to
-    the operator's policy, with one plain-words warning per value that was changed."""
+    the operator's classroom rules, with one plain-words warning per value that was changed."""
     w: list[str] = []
     q = {k: params[k] for k in params}
-    s = replace(DEFAULTS, **_pair_from_query(q, policy, w))
+    s = replace(DEFAULTS, **_pair_from_query(q, rules, w))
     if "prompt" in q:
-        prompt, notes = clean_prompt(_last(q["prompt"]), policy.max_prompt_chars)
+        prompt, notes = clean_prompt(_last(q["prompt"]), rules.max_prompt_chars)
         w += [n.replace("The prompt", "The link's prompt", 1) for n in notes]
         s = replace(s, prompt=prompt)
     if "policy" in q:
@@ -246,7 +247,7 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
         "top_k": ("top-k", 0, vocab_size or FALLBACK_VOCAB, True),
         "top_p": ("top-p", *TOP_P_RANGE, False),
         "seed": ("seed", *SEED_RANGE, True),
-        "max_new_tokens": ("max new tokens", 1, max_new_limit(context_length, policy), True),
+        "max_new_tokens": ("max new tokens", 1, max_new_limit(context_length, rules), True),
     }
     for name, (label, lo, hi, integer) in numeric.items():
         key = QUERY_KEYS[name]
@@ -256,10 +257,10 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
 
 
 def clamp_to_pair(s: Settings, context_length: int | None, vocab_size: int | None,
-                  policy: Policy = DEFAULT_POLICY) -> tuple[Settings, list[str]]:
+                  rules: ClassroomRules = DEFAULT_RULES) -> tuple[Settings, list[str]]:
     """Bring the pair-dependent settings (max new tokens, top-k) inside a newly loaded pair's bounds."""
     w = []
-    limit = max_new_limit(context_length, policy)
+    limit = max_new_limit(context_length, rules)
     if s.max_new_tokens > limit:
         w.append(f"Max new tokens lowered from {s.max_new_tokens} to {limit} to fit this pair's context window.")
         s = replace(s, max_new_tokens=limit)

@@ -10,7 +10,7 @@ from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS
 
 from . import operator, tree_settings
-from .classroom import CUSTOM, Policy
+from .classroom import CUSTOM, ClassroomRules
 from .settings import (
     DEFAULTS,
     FALLBACK_VOCAB,
@@ -40,7 +40,7 @@ def init_from_url() -> None:
     if st.session_state.get("s_initialised"):
         return
     s, warnings = settings_from_query({k: st.query_params.get_all(k) for k in st.query_params},
-                                      policy=operator.policy())
+                                      rules=operator.rules())
     for name, key in WIDGET_KEYS.items():
         st.session_state[key] = getattr(s, name)
     st.session_state["s_warnings"] = warnings
@@ -49,7 +49,7 @@ def init_from_url() -> None:
 
 def _from_widgets() -> Settings:
     values = {name: st.session_state.get(key, getattr(DEFAULTS, name)) for name, key in WIDGET_KEYS.items()}
-    values["prompt"], _ = clean_prompt(values["prompt"], operator.policy().max_prompt_chars)
+    values["prompt"], _ = clean_prompt(values["prompt"], operator.rules().max_prompt_chars)
     if values["pair"] != CUSTOM:
         values["target"] = values["draft"] = ""
     return Settings(**values)
@@ -58,7 +58,7 @@ def _from_widgets() -> Settings:
 def _clean_widget_prompt() -> None:
     """Clean the prompt the browser sent before the text area is drawn (it may come from any client)."""
     raw = st.session_state.get("s_prompt")
-    clean, notes = clean_prompt(raw, operator.policy().max_prompt_chars)
+    clean, notes = clean_prompt(raw, operator.rules().max_prompt_chars)
     if notes or (raw is not None and clean != raw):
         st.session_state["s_prompt"] = clean
         st.session_state.setdefault("s_warnings", []).extend(notes)
@@ -77,9 +77,9 @@ def _describe_pair(name: str) -> str:
     return f"{name} — {PAIRS[name].description}"
 
 
-def _custom_pickers(sb, policy: Policy) -> None:
+def _custom_pickers(sb, rules: ClassroomRules) -> None:
     """Two menus over the operator's allow-list: a student picks hub ids, never types them."""
-    ids = list(policy.custom_allowlist)
+    ids = list(rules.custom_allowlist)
     for key, label, default in (("s_target", "Custom target (hub id)", 0), ("s_draft", "Custom drafter (hub id)", 1)):
         if st.session_state.get(key) not in ids:
             st.session_state[key] = ids[min(default, len(ids) - 1)]
@@ -111,13 +111,13 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
     error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
     sb = st.sidebar
-    policy = operator.policy()
-    if st.session_state.get("s_pair") not in policy.choices:  # the operator's list changed under us
-        st.session_state["s_pair"] = policy.default_pair
-    sb.selectbox("Model pair", list(policy.choices), key="s_pair", format_func=_describe_pair,
+    rules = operator.rules()
+    if st.session_state.get("s_pair") not in rules.choices:  # the operator's list changed under us
+        st.session_state["s_pair"] = rules.default_pair
+    sb.selectbox("Model pair", list(rules.choices), key="s_pair", format_func=_describe_pair,
                  help="The bundled Shakespeare pair works offline; GPT-2 pairs need the models downloaded once.")
     if st.session_state["s_pair"] == CUSTOM:
-        _custom_pickers(sb, policy)
+        _custom_pickers(sb, rules)
     pair, error = load_pair(*_from_widgets().pair_args)
     if error:
         sb.error(error, icon=":material/cloud_off:")
@@ -125,7 +125,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     vocab = pair.vocab_size if pair is not None else None
 
     # Pair-dependent bounds: fix the stored values before the widgets are drawn with new limits.
-    fixed, warnings = clamp_to_pair(_from_widgets(), context, vocab, policy)
+    fixed, warnings = clamp_to_pair(_from_widgets(), context, vocab, rules)
     st.session_state["s_max_new"] = fixed.max_new_tokens
     st.session_state["s_top_k"] = fixed.top_k
     if warnings:
@@ -134,7 +134,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     sb.selectbox("Prompt presets", list(PRESETS), index=None, key="s_preset", on_change=_apply_preset,
                  placeholder="Pick a preset line…")
     _clean_widget_prompt()
-    sb.text_area("Prompt", key="s_prompt", max_chars=policy.max_prompt_chars, height=90)
+    sb.text_area("Prompt", key="s_prompt", max_chars=rules.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
     _policy_widgets(sb)
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
@@ -145,7 +145,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     c3, c4 = sb.columns(2)
     c3.number_input("Seed", *SEED_RANGE, step=1, key="s_seed",
                     help="Each generation draws from its own generator seeded with this: same seed, same text.")
-    c4.number_input("Max new tokens", 1, max_new_limit(context, policy), step=1, key="s_max_new")
+    c4.number_input("Max new tokens", 1, max_new_limit(context, rules), step=1, key="s_max_new")
     settings = _from_widgets()
     st.session_state["settings"] = settings
     return settings, pair, error

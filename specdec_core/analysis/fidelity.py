@@ -32,9 +32,8 @@ from ..sampling import GREEDY, SamplingConfig
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant
-from .measure import Measured, PassTimes, interleave, ratios
+from .measure import Measured, PassTimes, Progress, contest, decode_s_per_token, ratios
 
-Progress = Callable[[float, str], None]
 TARGET = "fp32 target"
 SPECULATIVE = "speculative decoding"
 HELD_OUT = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"  # cut from plays never trained on
@@ -130,11 +129,6 @@ def free_running_agreement(reference: list[int], tokens: list[int]) -> dict:
 
 # --- speed, the project's one way (analysis.measure) --------------------------------------------------
 
-def decode_s_per_token(results: list[GenerationResult]) -> float:
-    """Seconds per new token over a batch of generations, the prompts' prefill left out."""
-    return sum(r.total_s - r.prefill_s for r in results) / max(1, sum(len(r.tokens) for r in results))
-
-
 @dataclass
 class Runs:
     """One contestant's generations: its tokens per prompt (greedy: the same in every repetition), every
@@ -147,25 +141,25 @@ class Runs:
 def interleaved_runs(contestants: dict[str, Callable[[list[int]], GenerationResult]], prompts: list[list[int]],
                      repeats: int = 3, untimed: tuple[str, ...] = (), hold=nullcontext,
                      progress: Progress | None = None) -> dict[str, Runs]:
-    """Every contestant decodes every prompt once per repetition, the contestants interleaved as
-    `measure.interleave` does, after one untimed warm-up each; contestants in `untimed` run once, for
-    their tokens only."""
+    """Every contestant decodes every prompt once per repetition, as one `measure.contest` (interleaved,
+    after one untimed warm-up each on the first prompt); contestants in `untimed` run once, for their
+    tokens only."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 20:
         raise ValueError(f"repeats must be an integer in [1, 20], got {repeats!r}")
     report = progress or (lambda fraction, text: None)
-    runs = {name: Runs() for name in contestants}
     timed = [name for name in contestants if name not in untimed]
     batch = lambda name: lambda: [contestants[name](ids) for ids in prompts]
-    for name in timed:
+    for name in timed:  # warm-up on the first prompt only: first calls allocate, later ones only compute
         with hold():
-            contestants[name](prompts[0])  # warm-up: first calls allocate, later ones only compute
+            contestants[name](prompts[0])
     share = len(timed) * repeats / max(1, len(timed) * repeats + len(untimed))
-    results = interleave({name: batch(name) for name in timed}, repeats, hold,
-                         lambda f, text: report(share * f, text))
+    results = contest({name: batch(name) for name in timed}, repeats, hold=hold,
+                      progress=lambda f, text: report(share * f, text)).results
     for name in untimed:
         with hold():
             results[name] = [batch(name)()]
         report(share + (1 - share) * (untimed.index(name) + 1) / len(untimed), f"{name} (simulated, untimed)")
+    runs = {name: Runs() for name in contestants}
     for name, reps in results.items():
         runs[name].results = [r for rep in reps for r in rep]
         runs[name].tokens = {j: r.tokens for j, r in enumerate(reps[-1])}
@@ -219,7 +213,7 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
     """Measure every variant against the fp32 target on `prompts` (held-out token ids): speed where the
     variant is real, teacher-forced and free-running agreement, distance; speculative decoding with
     `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness).
-    c comes from the runs' own passes; `hold` is taken around each run (`measure.interleave`)."""
+    c comes from the runs' own passes; `hold` is taken around each run (`measure.contest`)."""
     if not prompts:
         raise ValueError("prompts is empty: pass at least one held-out prompt")
     report = progress or (lambda fraction, text: None)

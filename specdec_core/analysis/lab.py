@@ -11,7 +11,7 @@ drives the same generation skeleton (`generation.Generation`, here bookkeeping w
 the sampler's own `verify` with the same `Rule`, draws drafts the way `ModelDrafter` does and
 consumes the random generator in the same order as `speculative_generate(max_new_tokens=n + 1)`:
 sample i with seed s + i gives the first n tokens that generator would give with seed s + i (up to
-float rounding between a cached and an uncached pass; tests/test_pages_part2.py checks this). One
+float rounding between a cached and an uncached pass; tests/core/test_lab.py checks this). One
 token more than kept is generated so that the last kept position is still a drafted one: with
 max_new_tokens = n the sampler never drafts the final token, and the rule would go untested there.
 """
@@ -37,10 +37,15 @@ MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a 
 MIN_K = 100
 MIN_EXPECTED = 5  # chi-square cells expected fewer times than this are pooled (the usual rule of thumb)
 LEVEL = 0.001  # significance level: p-value below it = "not the target distribution"
-# The documented demonstration (the lab page's defaults): on the bundled pair with the app's default settings
-# (prompt, temperature, gamma), the prompt's first DOCUMENTED_PREFIX_TOKENS tokens as prefix (None: all of
-# them), the next DOCUMENTED_N_TOKENS tokens tested with K = DOCUMENTED_K samples from seed DOCUMENTED_SEED,
-# the exact rule passes and every broken rule fails. tests/test_pages_part2.py checks it.
+# The documented demonstration (the lab page's defaults, and the app's default settings read the first three):
+# on the bundled pair with DOCUMENTED_PROMPT, DOCUMENTED_TEMPERATURE and DOCUMENTED_GAMMA, the prompt's first
+# DOCUMENTED_PREFIX_TOKENS tokens as prefix (None: all of them), the next DOCUMENTED_N_TOKENS tokens tested with
+# K = DOCUMENTED_K samples from seed DOCUMENTED_SEED, the exact rule passes and every broken rule fails.
+# tests/core/test_lab.py and tests/app/test_chapter_identical_outputs.py check it.
+DOCUMENTED_PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?"
+DOCUMENTED_TEMPERATURE = 1.0  # the target's own distribution
+DOCUMENTED_GAMMA = 4
+DOCUMENTED_SAMPLING = SamplingConfig(DOCUMENTED_TEMPERATURE)
 DOCUMENTED_K = 3000
 DOCUMENTED_SEED = 0
 DOCUMENTED_PREFIX_TOKENS: int | None = 9  # "ROMEO:\nBut soft, what light through": mid-line, the target is

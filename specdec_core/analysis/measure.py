@@ -1,8 +1,11 @@
 """How every live figure is measured: one method for pages, benchmark and command line.
 
 1. Contestants are interleaved. Every comparison (plain against speculative, drafter against drafter,
-   γ against γ) runs its contestants once per repetition, A B C in one repetition and C B A in the
-   next (`interleaved_order`), so a slow moment of a shared machine hits all of them alike.
+   γ against γ, chain against tree, a variant against the target) is a `contest`: it runs its
+   contestants once per repetition, A B C in one repetition and C B A in the next
+   (`interleaved_order`), so a slow moment of a shared machine hits all of them alike. A run's time
+   is its decoding phase (`decode_seconds`: the prompt's prefill left out), per new token
+   (`decode_s_per_token`); the live race's lanes, which a page replays, keep the whole wall clock.
 2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
    "1.62× (1.55–1.70, 5 runs)". A wide spread (`Measured.busy`) is a finding about the machine.
 3. Pass costs come from the passes the generations themselves make (`PassTimes`): the target's pass
@@ -31,7 +34,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import torch
 
@@ -134,6 +137,59 @@ def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, ho
         if r == planned and planned < limit and busy is not None and busy(out):
             planned = min(limit, planned + 2)
     return out
+
+
+@dataclass
+class Contest(Generic[T]):
+    """What a `contest` ran: each contestant's results, one per repetition, in the order of the
+    repetitions (a busy machine may have grown them past the repetitions asked for)."""
+    results: dict[Hashable, list[T]]
+    warm_up: dict[Hashable, T] = field(default_factory=dict)  # each contestant's untimed first run, if any
+
+    @property
+    def repeats(self) -> int:
+        return min((len(rs) for rs in self.results.values()), default=0)
+
+    def measured(self, name: Hashable, value: Callable[[T], float]) -> Measured:
+        """`value` of each of the contestant's repetitions: median and spread."""
+        return measured(value(r) for r in self.results[name])
+
+    def ratios(self, base: Hashable, name: Hashable, value: Callable[[T], float]) -> Measured:
+        """value(base) / value(name), repetition by repetition (e.g. plain seconds per token over a
+        contestant's: its speedup), median and spread."""
+        return ratios([value(r) for r in self.results[base]], [value(r) for r in self.results[name]])
+
+
+def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, hold=nullcontext,
+            progress: Progress | None = None, warm_up: bool = False,
+            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None) -> Contest[T]:
+    """The project's one way to compare: every contestant runs once per repetition, interleaved
+    (`interleave`: A B C, then C B A), after one untimed run each when `warm_up` (first calls allocate,
+    later ones only compute). `hold` is entered around every run, warm-ups included; `progress` is
+    called between runs, never inside one. With `busy` (the contest so far -> True while its figures
+    disagree too much) and `max_repeats`, two more repetitions run while `busy` says so."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    first: dict[Hashable, T] = {}
+    if warm_up:
+        for name, run in contestants.items():
+            with hold():
+                first[name] = run()
+    grow = None if busy is None else (lambda so_far: busy(Contest(so_far, first)))
+    return Contest(interleave(contestants, repeats, hold, progress, grow, max_repeats), first)
+
+
+def decode_seconds(result: GenerationResult) -> float:
+    """A generation's decoding phase: its time less the target's prefill of the prompt, which is the
+    same for every decoder (the drafter's own pass over the prompt stays in, charged to speculation)."""
+    return result.total_s - result.prefill_s
+
+
+def decode_s_per_token(results: "GenerationResult | Iterable[GenerationResult]") -> float:
+    """Seconds per new token of a generation (or of several together) in the decoding phase
+    (`decode_seconds`), which is what speculation changes."""
+    batch = [results] if isinstance(results, GenerationResult) else list(results)
+    return sum(decode_seconds(r) for r in batch) / max(1, sum(len(r.tokens) for r in batch))
 
 
 def sync(device) -> None:
@@ -273,7 +329,7 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
         runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
         if i == 0:
             runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
-    interleave(runs, repeats, hold, progress)
+    contest(runs, repeats, hold=hold, progress=progress)
     return times
 
 
@@ -301,7 +357,8 @@ def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, 
     """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
     median of `passes` passes after one warm-up)."""
     runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
-    return {k: measured(ts) for k, ts in interleave(runs, repeats, hold, progress).items()}
+    done = contest(runs, repeats, hold=hold, progress=progress)
+    return {k: done.measured(k, float) for k in runs}
 
 
 def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
@@ -314,7 +371,7 @@ def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int
                  for k in ks})
     if ("target", 1) not in runs:
         runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
-    med = {name: statistics.median(ts) for name, ts in interleave(runs, rounds).items()}
+    med = {name: statistics.median(ts) for name, ts in contest(runs, rounds).results.items()}
     return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
 

@@ -1,5 +1,5 @@
 """Fixed against adaptive draft length, measured: several policies on the same prompts, timed in
-interleaved repetitions against plain decoding (`measure.interleave`: A B C, then C B A, ...), with
+interleaved repetitions against plain decoding (`measure.contest`: A B C, then C B A, ...), with
 the serving stacks' acceptance metrics.
 
 Prompt by prompt, every contestant decodes the prompt once per repetition, interleaved; a run's
@@ -16,7 +16,7 @@ from ..policies import Costs, as_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Measured, Progress, interleave, ratios
+from .measure import Measured, Progress, contest, decode_seconds, ratios
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
 
 PLAIN = "plain decoding"
@@ -51,7 +51,7 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
                      hold=nullcontext, progress: Progress | None = None) -> dict[str, Contestant]:
     """Run plain decoding and every policy (label -> policy or int gamma) on every prompt, `repeats`
     times interleaved; prompt i uses seed + i for every contestant. Returns label -> Contestant,
-    plain decoding under `PLAIN`. `hold` and `progress` as in `measure.interleave`."""
+    plain decoding under `PLAIN`. `hold` and `progress` as in `measure.contest`."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
     if not prompts or len(prompts) > MAX_PROMPTS:
@@ -61,28 +61,22 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
         raise ValueError(f"a policy may not be labelled {PLAIN!r}")
     out = {label: Contestant(label, repeats=repeats) for label in [PLAIN, *resolved]}
 
-    def run(label: str, i: int, prompt: list[int], first: bool) -> None:
-        c = out[label]
+    def run(label: str, i: int, prompt: list[int]):
         if label == PLAIN:
-            res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
-        else:
-            res = _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
-        c.seconds.append(res.total_s - res.prefill_s)
-        if first:
-            c.rounds += res.rounds
-            c.tokens += len(res.tokens)
-            c.target_passes += res.target_passes
+            return autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
+        return _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
 
-    for i, prompt in enumerate(prompts):
-        done = {label: 0 for label in out}
-
-        def once(label: str, i=i, prompt=prompt, done=done) -> None:
-            run(label, i, prompt, done[label] == 0)
-            done[label] += 1
-
+    for i, prompt in enumerate(prompts):  # one contest per prompt: the runs compared stay close in time
         report = None if progress is None else (lambda f, text, i=i: progress((i + f) / len(prompts),
                                                                                f"Prompt {i + 1} of {len(prompts)}: {text}"))
-        interleave({label: (lambda label=label: once(label)) for label in out}, repeats, hold, report)
+        done = contest({label: (lambda label=label, i=i, prompt=prompt: run(label, i, prompt)) for label in out},
+                       repeats, hold=hold, progress=report)
+        for label, results in done.results.items():
+            c = out[label]
+            c.seconds += [decode_seconds(res) for res in results]
+            c.rounds += results[0].rounds
+            c.tokens += len(results[0].tokens)
+            c.target_passes += results[0].target_passes
     return out
 
 

@@ -15,7 +15,6 @@ the lanes afterwards, replaying them side by side at their measured pace. The γ
 shoot-out use the same interleaving, and take c and v(γ) from the passes their own runs made.
 """
 import math
-import statistics
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -30,7 +29,7 @@ from ..policies import Policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import GenerationResult
-from .measure import Measured, PassTimes, interleave, measured, sync
+from .measure import Contest, Measured, PassTimes, contest, decode_s_per_token, measured, sync
 from .round_stats import mean_acceptance_length, measured_alpha
 
 LANES = ("standard", "speculative")
@@ -178,8 +177,8 @@ class LiveRace:
 RACE_REPEATS, RACE_MAX_REPEATS = 5, 15  # races per measurement; up to this many while their speedups disagree
 
 
-def _speedups(lanes: dict) -> Measured:
-    return measured(a.elapsed / b.elapsed for a, b in zip(lanes["standard"], lanes["speculative"]))
+def _speedups(lanes: Contest[LiveLane]) -> Measured:
+    return lanes.ratios("standard", "speculative", lambda lane: lane.elapsed)
 
 
 def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig, seed: int,
@@ -193,12 +192,12 @@ def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: 
     drafter = as_drafter(drafter)
     if warm:
         warm_up(target, drafter, prompt_ids, gamma)
-    lanes = interleave({
+    lanes = contest({
         "standard": lambda: run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed),
         "speculative": lambda: run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling,
-                                                    seed)}, repeats, hold, progress,
+                                                    seed)}, repeats, hold=hold, progress=progress,
         busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
-    pairs = list(zip(lanes["standard"], lanes["speculative"]))
+    pairs = list(zip(lanes.results["standard"], lanes.results["speculative"]))
     speedups = _speedups(lanes)
     shown = min(range(len(pairs)), key=lambda i: abs(speedups.runs[i] - speedups.median))
     return LiveRace(*pairs[shown], speedups, measured(a.elapsed for a, _ in pairs),
@@ -219,16 +218,13 @@ def replay_frames(race: LiveRace, n_frames: int) -> list[tuple[float, int, int]]
 
 # --- timed comparisons: gamma sweep and drafter shoot-out -----------------------------------------
 
-def _decode_s_per_token(result: GenerationResult) -> float:
-    return (result.total_s - result.prefill_s) / max(1, len(result.tokens))
+PLAIN = "plain decoding"
 
 
 def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-             repeats: int, hold, progress: Progress | None) -> tuple[dict, dict, PassTimes, Measured]:
-    """Plain decoding and every (label -> (drafter, gamma, label of its passes)) contestant, interleaved
-    over `repeats` repetitions: each contestant's results, its speedups over the plain run of the same
-    repetition (decode phase: seconds per token, prefill excluded), every run's passes, and plain
-    decoding's seconds per token."""
+             repeats: int, hold, progress: Progress | None) -> tuple[Contest[GenerationResult], PassTimes]:
+    """Plain decoding (`PLAIN`) and every (label -> (drafter, gamma, label of its passes)) contestant as
+    one `measure.contest`, with every run's passes collected."""
     times = PassTimes()
 
     def plain() -> GenerationResult:
@@ -244,19 +240,18 @@ def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: 
             return res
         return run
 
-    runs = {"plain decoding": plain, **{label: spec(*how) for label, how in drafters.items()}}
-    results = interleave(runs, repeats, hold, progress)
-    base = [_decode_s_per_token(r) for r in results.pop("plain decoding")]
-    speedups = {label: measured(b / _decode_s_per_token(r) for b, r in zip(base, rs)) for label, rs in results.items()}
-    return results, speedups, times, measured(base)
+    runs = {PLAIN: plain, **{label: spec(*how) for label, how in drafters.items()}}
+    return contest(runs, repeats, hold=hold, progress=progress), times
 
 
-def _row(results: list[GenerationResult], speedup: Measured) -> dict:
-    """One contestant's row: its speedup (median, and the Measured), and the counts of its first run
-    (same seed: every repetition makes the same tokens and rounds)."""
-    first = results[0]
+def _row(runs: Contest[GenerationResult], label: str) -> dict:
+    """One contestant's row: its speedup over plain decoding (decode phase, repetition by repetition:
+    median, and the Measured), and the counts of its first run (same seed: every repetition makes the
+    same tokens and rounds)."""
+    speedup = runs.ratios(PLAIN, label, decode_s_per_token)
+    first = runs.results[label][0]
     return {"speedup": speedup.median, "measured": speedup, "alpha": measured_alpha(first.rounds),
-            "s_per_token": statistics.median(_decode_s_per_token(r) for r in results),
+            "s_per_token": runs.measured(label, decode_s_per_token).median,
             "tokens_per_pass": first.tokens_per_pass, "target_passes": first.target_passes,
             "mean_acceptance_length": mean_acceptance_length(first.rounds),
             "draft_passes_per_token": first.draft_passes / max(1, len(first.tokens)),
@@ -272,15 +267,14 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
     gammas = list(gammas)
     warm_up(target, drafter, prompt_ids, gammas[0])
     contestants = {f"γ = {g}": (drafter, g, "drafter") for g in gammas}
-    results, speedups, times, base = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats,
-                                        hold, progress)
+    runs, times = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats, hold, progress)
     rows, all_rounds = [], []
     for g, label in zip(gammas, contestants):
-        row = _row(results[label], speedups[label])
+        row = _row(runs, label)
         all_rounds += row.pop("rounds")
         rows.append({"gamma": g, **row})
     return {"rows": rows, "alpha": measured_alpha(all_rounds), "costs": times.profile("drafter"), "repeats": repeats,
-            "plain_s_per_token": base.median}
+            "plain_s_per_token": runs.measured(PLAIN, decode_s_per_token).median}
 
 
 def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
@@ -293,11 +287,11 @@ def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy, ma
     drafters = {label: as_drafter(d) for label, d in drafters.items()}
     for d in drafters.values():
         warm_up(target, d, prompt_ids, gamma)
-    results, speedups, times, base = _contest(target, {label: (d, gamma, label) for label, d in drafters.items()},
-                                              prompt_ids, max_new_tokens, sampling, seed, repeats, hold, progress)
+    runs, times = _contest(target, {label: (d, gamma, label) for label, d in drafters.items()}, prompt_ids,
+                           max_new_tokens, sampling, seed, repeats, hold, progress)
     rows = []
     for label in drafters:
-        row = _row(results[label], speedups[label])
+        row = _row(runs, label)
         row.pop("rounds")
         rows.append({"drafter": label, **row, "c": times.profile(label).c})
-    return {"rows": rows, "repeats": repeats, "plain_s_per_token": base.median}
+    return {"rows": rows, "repeats": repeats, "plain_s_per_token": runs.measured(PLAIN, decode_s_per_token).median}

@@ -5,8 +5,12 @@ generations (`speculative_generate(..., rule=...)`), interleaved as every timing
 Costs: its exact output distribution at the lab's prefix (for the next token), hence the power of
 the lab's test against it at K samples: the chance the test notices. The exact-match rule costs
 nothing in distribution and much in acceptance: sum p q instead of sum min(p, q).
+
+`judge_rules` runs the lab's chi-square test for several rules on one prefix and the same samples'
+seeds (the exact rule beside broken, lossy or tree rules), with each rule's power where it is computed.
 """
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -16,7 +20,7 @@ from ..drafters import Proposal
 from ..sampler import Rule, autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig, to_probs
 from .fidelity import Progress, interleaved_runs, rule_output_distribution, speedup
-from .lab import LEVEL, Cells, Distributions
+from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
 
 PLAIN = "plain sampling"
 
@@ -81,3 +85,44 @@ def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], s
         rows.append({"rule": rule.name, "acceptance": accepted / drafted if drafted else None,
                      "tokens_per_pass": tokens / passes, "speed": speedup(runs[PLAIN], runs[rule.name])})
     return rows
+
+
+# --- every rule on one prefix --------------------------------------------------------------------
+
+@dataclass
+class RuleVerdict:
+    rule: str
+    result: LabResult  # the rule's K samples and their chi-square test
+    power: float | None  # chance that K samples catch the rule (next token only), None if not computed
+
+    @property
+    def test(self) -> ChiSquare:
+        return self.result.speculative_test
+
+
+@dataclass
+class PrefixVerdicts:
+    verdicts: dict[str, RuleVerdict]  # rule name -> its verdict, in the order the rules were given
+    acceptance: dict  # `acceptance_figures` at the prefix: sum min(p, q) and sum p q
+
+
+def judge_rules(target, draft, prefix_ids: list[int], rules: list, *, n_tokens: int, k: int, sampling: SamplingConfig,
+                seed: int, gamma: int = 4, shape: tuple[int, ...] | None = None, with_power: bool = False,
+                hold=nullcontext, progress: Progress | None = None) -> PrefixVerdicts:
+    """The lab's test (`lab.run_lab`, speculative samples only) for every rule on the same prefix, K and
+    seeds, from one set of distributions; with `shape`, token-tree rules on trees of that shape. With
+    `with_power` (and n_tokens = 1) each rule's power at K too. Each rule runs inside its own
+    `with hold():`; `progress(fraction, text)` is reported across the rules."""
+    report = progress or (lambda fraction, text: None)
+    with hold():
+        dist = Distributions(target, draft, prefix_ids)
+    verdicts = {}
+    for i, rule in enumerate(rules):
+        with hold():
+            res = run_lab(target, draft, prefix_ids, n_tokens=n_tokens, k=k, gamma=gamma, sampling=sampling, rule=rule,
+                          seed=seed, with_plain=False, dist=dist, shape=shape,
+                          progress=lambda f, text, i=i: report((i + f) / len(rules), text))
+            power_ = (power(res.cells, rule_cell_probs(dist, rule, res.cells, sampling), res.k)
+                      if with_power and n_tokens == 1 else None)
+        verdicts[rule.name] = RuleVerdict(rule.name, res, power_)
+    return PrefixVerdicts(verdicts, acceptance_figures(dist, sampling))

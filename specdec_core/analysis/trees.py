@@ -1,9 +1,9 @@
 """Token trees against the chain, measured: tokens per target pass, wall clock, and the price of a wider pass.
 
-The contestants are plain decoding, the linear drafter with gamma = the tree's depth, and the tree.
-Each repetition runs all three in turn, every other repetition in reverse order (A B C, C B A, ...),
-so a slow moment of the machine hits each of them; a figure is the median of the repetitions, with
-the lowest and highest beside it. Tokens per pass come from the runs' own counts.
+The contestants are plain decoding, the linear drafter with gamma = the tree's depth, and the tree,
+run as one `measure.contest`: each repetition runs all three in turn, every other repetition in
+reverse order (A B C, C B A, ...), so a slow moment of the machine hits each of them; a figure is the
+median of the repetitions with its spread (`Measured`). Tokens per pass come from the runs' own counts.
 
 The prediction beside the measurement is the paper's cost model with a tree: a round costs one
 target pass over nodes + 1 positions, v(nodes) single passes on this machine, plus c per draft pass:
@@ -11,23 +11,16 @@ target pass over nodes + 1 positions, v(nodes) single passes on this machine, pl
 On an accelerator v stays near 1 up to dozens of positions, which is where trees pay.
 """
 import statistics
-from collections.abc import Callable
+from contextlib import nullcontext
 
 from ..drafters import as_drafter
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
-from ..trace import GenerationResult
 from ..tree import check_node_budget, check_shape, tree_generate
+from .measure import Progress, contest, decode_s_per_token
 
 CONTESTANTS = ("plain", "chain", "tree")
-
-
-def _decode_s_per_token(result: GenerationResult) -> float:
-    return (result.total_s - result.prefill_s) / max(1, len(result.tokens))
-
-
-def _spread(values: list[float]) -> dict:
-    return {"median": statistics.median(values), "low": min(values), "high": max(values)}
+MAX_REPEATS = 20
 
 
 def predicted_speedup(tokens_per_pass: float, v: float, c: float, draft_passes_per_round: float) -> float:
@@ -37,16 +30,16 @@ def predicted_speedup(tokens_per_pass: float, v: float, c: float, draft_passes_p
 
 def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_tokens: int,
                   sampling: SamplingConfig, seed: int, node_budget: int | None = None, repeats: int = 3,
-                  progress: Callable[[float, str], None] | None = None) -> dict:
-    """Plain decoding, the chain of gamma = len(shape) and the tree, interleaved `repeats` times (EOS
-    does not stop them). Per contestant: seconds per token (median, low, high; prefill excluded),
-    tokens per target pass, draft passes and nodes per round, the median target pass, and the
-    wall-clock speedup over plain decoding (median of the per-repetition ratios)."""
+                  progress: Progress | None = None, hold=nullcontext) -> dict:
+    """Plain decoding, the chain of gamma = len(shape) and the tree, interleaved `repeats` times after
+    one untimed run each (EOS does not stop them). Per contestant: seconds per token and the wall-clock
+    speedup over plain decoding (each a `Measured`: median and spread of the repetitions, prefill
+    excluded), tokens per target pass, draft passes and nodes per round, and the median target pass.
+    `hold` is entered around each run (a server's admission slot)."""
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 20:
-        raise ValueError(f"repeats must be an integer in [1, 20], got {repeats!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
     drafter = as_drafter(drafter)
-    report = progress or (lambda fraction, text: None)
     runs = {
         "plain": lambda: autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed,
                                                  eos_token_id=None),
@@ -57,23 +50,14 @@ def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_t
                                       sampling=sampling, seed=seed, node_budget=node_budget, eos_token_id=None,
                                       trace=False),
     }
-    for name in CONTESTANTS:  # warm-up: first calls pay for allocations
-        runs[name]()
-    seconds = {name: [] for name in CONTESTANTS}
-    last: dict[str, GenerationResult] = {}
-    for r in range(repeats):
-        for i, name in enumerate(CONTESTANTS if r % 2 == 0 else CONTESTANTS[::-1]):
-            report((r * len(CONTESTANTS) + i) / (repeats * len(CONTESTANTS)), f"Repetition {r + 1} of {repeats}: {name}")
-            last[name] = runs[name]()
-            seconds[name].append(_decode_s_per_token(last[name]))
-    report(1.0, "Done")
+    done = contest(runs, repeats, hold=hold, progress=progress, warm_up=True)
     out = {}
     for name in CONTESTANTS:
-        res = last[name]
+        res = done.results[name][-1]
         rounds = max(1, len(res.rounds))
         out[name] = {
-            "s_per_token": _spread(seconds[name]),
-            "speedup": _spread([base / s for base, s in zip(seconds["plain"], seconds[name])]),
+            "s_per_token": done.measured(name, decode_s_per_token),
+            "speedup": done.ratios("plain", name, decode_s_per_token),
             "tokens_per_pass": res.tokens_per_pass,
             "target_passes": res.target_passes,
             "tokens": len(res.tokens),
@@ -81,6 +65,7 @@ def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_t
             "draft_passes_per_round": res.draft_passes / rounds if res.rounds else 0.0,
             "target_pass_s": statistics.median(res.target_pass_s) if res.target_pass_s else float("nan"),
         }
+    last = {name: done.results[name][-1] for name in CONTESTANTS}
     out["identical"] = sampling.greedy and last["tree"].tokens == last["plain"].tokens == last["chain"].tokens
-    out["repeats"] = repeats
+    out["repeats"] = done.repeats
     return out

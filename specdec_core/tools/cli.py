@@ -7,6 +7,7 @@
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
     specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE drafter)
+    specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
     specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
 """
@@ -124,6 +125,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench-drafters"]:  # the distilled draft against the self-drafters (its own parser)
         from .bench.drafters import main as drafters_main
         return drafters_main(argv[1:])
+    if argv[:1] == ["bench-batch"]:  # plain and speculative by batch size, the crossover (its own parser)
+        from .bench.batching import main as batch_main
+        return batch_main(argv[1:])
     ap = argparse.ArgumentParser(prog="specdec", description="SpecDec Lab core")
     sub = ap.add_subparsers(dest="command", required=True)
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
@@ -168,6 +172,7 @@ def main(argv=None) -> int:
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
     sub.add_parser("bench-drafters", help="the distilled draft, Medusa heads and EAGLE drafter side by side")
+    sub.add_parser("bench-batch", help="plain and speculative tokens/s by batch size, the crossover, the first token")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command
     try:

@@ -21,11 +21,7 @@ from ..analysis import fidelity, lab, rule_costs
 from ..exact_match import EXACT_MATCH
 from ..pairs import load_pair
 from ..sampler import EXACT
-from ..sampling import SamplingConfig
 from ..variants import build_variants
-
-LAB_PROMPT = "ROMEO:\nBut soft, what light through yonder window breaks?"  # the app's default prompt (ui/settings.py)
-LAB_GAMMA, LAB_SAMPLING = 4, SamplingConfig(1.0)  # the app's defaults (ui/settings.py DEFAULTS)
 
 
 def _pct(x: float) -> str:
@@ -62,29 +58,29 @@ def fidelity_tables(pair, n_prompts: int, n_tokens: int, repeats: int, gamma: in
 
 
 def rule_tables(pair, n_prompts: int, repeats: int, log) -> str:
-    prefix = pair.tokenizer.encode(LAB_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
-    dist = lab.Distributions(pair.target, pair.draft, prefix)
+    sampling, gamma = lab.DOCUMENTED_SAMPLING, lab.DOCUMENTED_GAMMA
+    prefix = pair.tokenizer.encode(lab.DOCUMENTED_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
     rules = [EXACT, EXACT_MATCH, *lossy.RULES.values()]
-    tests = []
-    for rule in rules:
-        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=1, k=lab.DOCUMENTED_K, gamma=LAB_GAMMA,
-                          sampling=LAB_SAMPLING, rule=rule, seed=lab.DOCUMENTED_SEED, with_plain=False, dist=dist)
-        power = rule_costs.power(res.cells, rule_costs.rule_cell_probs(dist, rule, res.cells, LAB_SAMPLING), res.k)
-        tests.append((res.speculative_test, power))
-        log(f"  chi-square: {rule.name}: p = {res.speculative_test.pvalue:.3g}")
+    judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, rules, n_tokens=1, k=lab.DOCUMENTED_K,
+                                    sampling=sampling, seed=lab.DOCUMENTED_SEED, gamma=gamma, with_power=True)
+    for name, v in judged.verdicts.items():
+        log(f"  chi-square: {name}: p = {v.test.pvalue:.3g}")
     held_out = fidelity.held_out_prompts(pair.tokenizer, n_prompts)
-    econ = rule_costs.rule_economics(pair.target, pair.draft, rules, [ids for _, ids in held_out], LAB_SAMPLING,
-                                     gamma=LAB_GAMMA, repeats=repeats,
+    econ = rule_costs.rule_economics(pair.target, pair.draft, rules, [ids for _, ids in held_out], sampling,
+                                     gamma=gamma, repeats=repeats,
                                      progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
-    figures = rule_costs.acceptance_figures(dist, LAB_SAMPLING)
-    rows = [[rule.name, f"{e['acceptance']:.3f}", f"{e['tokens_per_pass']:.2f}", _speed(e["speed"]),
-             f"{t.pvalue:.3g}", "passes" if t.passes else "FAILS", f"{power:.3f}"]
-            for rule, e, (t, power) in zip(rules, econ, tests)]
+    figures = judged.acceptance
+    rows = []
+    for e in econ:
+        v = judged.verdicts[e["rule"]]
+        rows.append([e["rule"], f"{e['acceptance']:.3f}", f"{e['tokens_per_pass']:.2f}", _speed(e["speed"]),
+                     f"{v.test.pvalue:.3g}", "passes" if v.test.passes else "FAILS", f"{v.power:.3f}"])
     return (f"Lab: prefix {pair.tokenizer.decode(prefix)!r} (the documented {lab.DOCUMENTED_PREFIX_TOKENS} tokens), "
-            f"next token, K = {lab.DOCUMENTED_K}, seed {lab.DOCUMENTED_SEED}, temperature 1, γ = {LAB_GAMMA}; "
+            f"next token, K = {lab.DOCUMENTED_K}, seed {lab.DOCUMENTED_SEED}, temperature "
+            f"{lab.DOCUMENTED_TEMPERATURE:g}, γ = {gamma}; "
             f"acceptance at that prefix: Σ min(p, q) = {figures['exact']:.3f}, Σ p·q = {figures['exact_match']:.3f}. "
-            f"Economics: {', '.join(name for name, _ in held_out)}, 48 tokens, temperature 1, {repeats} interleaved "
-            "repetitions against plain sampling.\n\n"
+            f"Economics: {', '.join(name for name, _ in held_out)}, 48 tokens, temperature "
+            f"{lab.DOCUMENTED_TEMPERATURE:g}, {repeats} interleaved repetitions against plain sampling.\n\n"
             + _table(["rule", "acceptance (measured)", "tokens per target pass", "speedup vs plain sampling",
                       "χ² p-value", "verdict", f"power at K = {lab.DOCUMENTED_K}"], rows))
 

@@ -4,6 +4,7 @@ import re
 import pytest
 
 from specdec_core import theory
+from specdec_core.analysis import race
 from tests.app.helpers import chart, metric, page
 
 
@@ -16,9 +17,13 @@ def test_race_greedy_lanes_produce_identical_texts():
     assert live.standard.target_passes == 12 and live.speculative.target_passes <= 12
     assert any("Identical texts" in m.value for m in at.success)
     assert re.fullmatch(r"\d+\.\d\d×", metric(at, "Measured speedup"))  # the median alone; the spread beside it
-    assert live.speedups.n == 5 and metric(at, "Measured speedup") == f"{live.speedup:.2f}×"
+    # 5 races, two more at a time while they disagree (a busy machine), up to 15: the figure is the median of
+    # however many ran, and the page says how many.
+    n = live.speedups.n
+    assert n in range(race.RACE_REPEATS, race.RACE_MAX_REPEATS + 1, 2) and n == len(live.repetitions)
+    assert metric(at, "Measured speedup") == f"{live.speedup:.2f}×"
     spread = live.speedups.text()  # "1.62× (1.55–1.70, 5 runs)", in a caption or, when busy, a warning
-    assert any(spread in el.value for el in [*at.caption, *at.warning])
+    assert spread.endswith(f", {n} runs)") and any(spread in el.value for el in [*at.caption, *at.warning])
     elapsed = [m.value for m in at.metric if m.label == "Elapsed"]  # the lanes show their wall-clock times
     assert elapsed == [f"{live.standard.elapsed * 1e3:.0f} ms", f"{live.speculative.elapsed * 1e3:.0f} ms"]
     assert live.standard.result.total_s <= live.standard.elapsed  # nothing subtracted from the wall clock

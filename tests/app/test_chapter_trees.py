@@ -51,6 +51,14 @@ def test_url_budget_is_clamped_and_drives_a_best_first_tree():
     assert not at.exception
     assert len(table(at, "verdict")) <= 5
     assert at.query_params["budget"] == "5"
+    # Off, the budget is a caption in the page's text colour (a disabled slider's grey is under 3:1), and it
+    # keeps its value for when it is switched on again.
+    at.toggle(key="tr_dynamic").set_value(False).run()
+    assert not at.exception and at.query_params["budget"] == "0"
+    assert not [w for w in at.slider if w.key == "tr_budget"]
+    assert any(c.value.startswith("**Node budget:** off") for c in at.caption)
+    at.toggle(key="tr_dynamic").set_value(True).run()
+    assert at.slider(key="tr_budget").value == 5
 
 
 @pytest.mark.slow  # times this machine's passes, then three decoders three times

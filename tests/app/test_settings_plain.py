@@ -1,4 +1,4 @@
-"""The settings and the classroom policy are plain Python: they import, parse and clamp without Streamlit."""
+"""The settings and the classroom rules are plain Python: they import, parse and clamp without Streamlit."""
 import math
 import subprocess
 import sys
@@ -12,12 +12,12 @@ from ui.settings import Settings, settings_from_query
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_settings_and_policy_import_without_streamlit():
+def test_settings_and_classroom_rules_import_without_streamlit():
     code = ("import sys; sys.modules['streamlit'] = None\n"  # any import of streamlit now fails
             "from ui.settings import settings_from_query\n"
-            "from ui.classroom import policy_from\n"
-            "policy = policy_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
-            "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, policy=policy)\n"
+            "from ui.classroom import rules_from\n"
+            "rules = rules_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
+            "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, rules=rules)\n"
             "assert (s.max_new_tokens, s.gamma) == (50, 3) and len(w) == 1, (s, w)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -40,3 +40,10 @@ def test_settings_from_query_bounds():
     s, w = settings_from_query({"temp": "1e999", "top_p": "nan"})
     assert math.isfinite(s.temperature) and s.top_p == 1.0 and len(w) == 2
     assert settings_from_query({}) == (Settings(), [])
+
+
+def test_the_apps_defaults_are_the_cores_documented_lab_run():
+    from specdec_core.analysis import lab
+    from ui import settings
+    assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
+    assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)

@@ -1,5 +1,6 @@
-"""The one rule between the layers: chapters -> ui -> specdec_core, never back; the algorithm never
-reaches into its analyses or tools."""
+"""The rules between the layers: chapters -> ui -> specdec_core, never back; inside the core, the
+algorithm in its order (sampling, lm -> drafters -> generation -> sampler -> tree -> everything else),
+analyses never reach into tools, and no module takes another module's private names."""
 import ast
 from pathlib import Path
 
@@ -7,39 +8,137 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The core's own order: a module may import only from its level or below. Modules not listed (broken,
+# lossy, pairs, the analysis and tools packages, new drafters, batching) are "everything else", above all.
+LEVELS = {
+    "sampling": 0, "lm": 0, "trace": 0, "costs": 0,  # leaves: distributions, forward passes, records
+    "drafters": 1, "tree_draft": 1, "policies": 1,  # what proposes drafts, and how many
+    "generation": 2,  # the one skeleton
+    "sampler": 3,  # the chain's rule (the paper's algorithm)
+    "tree": 4,  # token trees, built on the sampler's rule
+}
+ELSE = max(LEVELS.values()) + 1
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """The dotted name of a file under ROOT, and whether it is a package's __init__."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return (".".join(parts[:-1]), True) if parts[-1] == "__init__" else (".".join(parts), False)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> set[tuple[str, str | None]]:
+    """(module, name) for every import in `source`, read as the module `module`: relative imports
+    resolved against its package, and for `from X import y` both (X, y) and (X.y, None), since y may be
+    a submodule (`from . import analysis`)."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {(a.name, None) for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if node.level - 1 > len(package) - 1:
+                    raise ValueError(f"{module}: relative import beyond the top package")
+                base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                base = node.module
+            for a in node.names:
+                found |= {(base, a.name), (f"{base}.{a.name}", None)}
+    return found
+
+
+def modules_of(source: str, module: str, is_package: bool = False) -> set[str]:
+    return {m for m, _ in imports_of(source, module, is_package)}
+
 
 def imported_modules(path: Path) -> set[str]:
-    names = set()
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the file's package
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                names.add(".".join(base + ([node.module] if node.module else [])))
-            else:
-                names.add(node.module)
-    return names
+    return modules_of(path.read_text(encoding="utf-8"), *module_name(path))
+
+
+def core_level(module: str) -> int | None:
+    """The level of a specdec_core module (None outside the core). The bare package name (`from . import
+    x` names it beside specdec_core.x, which carries the level) counts as the bottom."""
+    parts = module.split(".")
+    if parts[0] != "specdec_core":
+        return None
+    return LEVELS.get(parts[1], ELSE) if len(parts) > 1 else 0
+
+
+def order_violations(module: str, imported: set[str]) -> set[str]:
+    """The core modules `module` imports from a level above its own (the package's __init__ is on top)."""
+    own = ELSE if module == "specdec_core" else core_level(module)
+    return {m for m in imported if own is not None and (core_level(m) or 0) > own}
 
 
 def files(folder: str) -> list[Path]:
     return sorted((ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", files("specdec_core"), ids=lambda p: str(p.relative_to(ROOT)))
+CORE = files("specdec_core")
+
+
+# --- the detector itself, on planted sources ----------------------------------------------------------
+
+def test_relative_imports_resolve_to_the_module_they_name():
+    assert "specdec_core.analysis" in modules_of("from . import analysis", "specdec_core.sampler")
+    assert "specdec_core.tools.cli" in modules_of("from ..tools import cli", "specdec_core.analysis.race")
+    assert "specdec_core.tools.cli" in modules_of("from ..tools.cli import main", "specdec_core.analysis.race")
+    assert "specdec_core.analysis.trees" in modules_of("from .trees import tree_vs_chain", "specdec_core.analysis", True)
+    assert "specdec_core.tree" in modules_of("from ..tree import EXACT_TREE", "specdec_core.analysis", True)
+    assert "specdec_core.sampler" in modules_of("from .. import sampler", "specdec_core.analysis.lab")
+
+
+def test_planted_violations_are_caught():
+    assert order_violations("specdec_core.sampler", modules_of("from . import analysis", "specdec_core.sampler"))
+    assert order_violations("specdec_core.sampler", modules_of("from .tree import verify_tree", "specdec_core.sampler"))
+    assert order_violations("specdec_core.drafters", modules_of("from .generation import begin", "specdec_core.drafters"))
+    assert order_violations("specdec_core.lm", modules_of("import specdec_core.drafters", "specdec_core.lm"))
+    assert not order_violations("specdec_core.tree", modules_of("from .sampler import EXACT", "specdec_core.tree"))
+    assert not order_violations("specdec_core.sampler", modules_of("from . import sampling", "specdec_core.sampler"))
+    race = modules_of("from ..tools import cli", "specdec_core.analysis.race")
+    assert {m for m in race if m.startswith("specdec_core.tools")}
+    assert private_imports(imports_of("from .sampler import _top", "specdec_core.tree"))
+    assert not private_imports(imports_of("from .sampler import verify, __doc__", "specdec_core.tree"))
+
+
+# --- the rules ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
 def test_core_never_imports_the_app(path):
     bad = {m for m in imported_modules(path) if m.split(".")[0] in ("streamlit", "ui", "chapters")}
     assert not bad, f"{path.name} imports {bad}"
 
 
-@pytest.mark.parametrize("path", [p for p in files("specdec_core")  # __main__.py is the command line's door
+@pytest.mark.parametrize("path", [p for p in CORE  # __main__.py is the command line's door
                                   if p.parent == ROOT / "specdec_core" and p.name != "__main__.py"],
                          ids=lambda p: p.name)
 def test_the_algorithm_never_imports_its_analyses_or_tools(path):
-    bad = {m for m in imported_modules(path)
-           if m.startswith(("specdec_core.analysis", "specdec_core.tools"))}
+    bad = {m for m in imported_modules(path) if m.startswith(("specdec_core.analysis", "specdec_core.tools"))}
     assert not bad, f"{path.name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", files("specdec_core/analysis"), ids=lambda p: p.name)
+def test_analyses_never_import_tools(path):
+    bad = {m for m in imported_modules(path) if m.startswith("specdec_core.tools")}
+    assert not bad, f"{path.name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_core_keeps_its_order(path):
+    module, _ = module_name(path)
+    bad = order_violations(module, imported_modules(path))
+    assert not bad, f"{module} (level {core_level(module)}) imports {bad} from above"
+
+
+def private_imports(imports: set[tuple[str, str | None]]) -> set[str]:
+    return {f"{m}.{name}" for m, name in imports if name and name.startswith("_") and not name.startswith("__")}
+
+
+@pytest.mark.parametrize("path", CORE + files("ui") + files("chapters") + files("scripts"),
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_takes_another_modules_private_names(path):
+    bad = private_imports(imports_of(path.read_text(encoding="utf-8"), *module_name(path)))
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}: give what two modules share a public home"
 
 
 @pytest.mark.parametrize("path", files("ui"), ids=lambda p: p.name)

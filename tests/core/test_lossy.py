@@ -19,7 +19,6 @@ from tests.conftest import tiny_gpt2
 from tests.core.test_core_exactness import chi_square_pvalue, draw, exact_distribution
 from tests.core.test_core_greedy import prompts
 from tests.core.test_core_rule import KINDS, random_pair
-from ui import settings
 
 LOSSY = list(lossy.RULES.values())
 N = 4000  # whole generations per chi-square test on the tiny pair (the lossy rules fail far below it)
@@ -185,34 +184,28 @@ def test_lossy_rule_fails_the_chi_square_test(sharp_pair, rule):
 
 @pytest.fixture(scope="module")
 def documented():
+    """Every shipped rule's verdict on the documented run, the way the page and the tool get it."""
     pair = load_pair("shakespeare")
-    prefix = pair.tokenizer.encode(settings.DEFAULTS.prompt)[:lab.DOCUMENTED_PREFIX_TOKENS]
-    dist = lab.Distributions(pair.target, pair.draft, prefix)
-    sampling = settings.DEFAULTS.sampling
-    out = {}
-    for rule in (EXACT, EXACT_MATCH, *LOSSY):
-        res = lab.run_lab(pair.target, pair.draft, prefix, n_tokens=lab.DOCUMENTED_N_TOKENS, k=lab.DOCUMENTED_K,
-                          gamma=settings.DEFAULTS.gamma, sampling=sampling, rule=rule, seed=lab.DOCUMENTED_SEED,
-                          with_plain=False, dist=dist)
-        power = rule_costs.power(res.cells, rule_costs.rule_cell_probs(dist, rule, res.cells, sampling), res.k)
-        out[rule.name] = (res, power)
-    return out, rule_costs.acceptance_figures(dist, sampling)
+    prefix = pair.tokenizer.encode(lab.DOCUMENTED_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
+    return rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT, EXACT_MATCH, *LOSSY],
+                                  n_tokens=lab.DOCUMENTED_N_TOKENS, k=lab.DOCUMENTED_K, sampling=lab.DOCUMENTED_SAMPLING,
+                                  seed=lab.DOCUMENTED_SEED, gamma=lab.DOCUMENTED_GAMMA, with_power=True)
 
 
 @pytest.mark.parametrize("rule", LOSSY, ids=lambda r: r.name)
 def test_lossy_rule_fails_the_documented_run_with_high_power(documented, rule):
-    res, power = documented[0][rule.name]
-    assert not res.speculative_test.passes, f"{rule.name} passed (p = {res.speculative_test.pvalue:.3g})"
-    assert power > 0.99
+    verdict = documented.verdicts[rule.name]
+    assert not verdict.test.passes, f"{rule.name} passed (p = {verdict.test.pvalue:.3g})"
+    assert verdict.power > 0.99
 
 
 @pytest.mark.parametrize("rule", [EXACT, EXACT_MATCH], ids=lambda r: r.name)
 def test_exact_rules_pass_the_documented_run_where_power_is_the_level(documented, rule):
-    res, power = documented[0][rule.name]
-    assert res.speculative_test.passes, res.speculative_test
-    assert power == pytest.approx(lab.LEVEL, abs=1e-6)  # an exact rule is only "caught" by chance
+    verdict = documented.verdicts[rule.name]
+    assert verdict.test.passes, verdict.test
+    assert verdict.power == pytest.approx(lab.LEVEL, abs=1e-6)  # an exact rule is only "caught" by chance
 
 
 def test_documented_acceptance_exact_match_below_exact(documented):
-    figures = documented[1]
+    figures = documented.acceptance
     assert 0 < figures["exact_match"] < figures["exact"] <= 1

@@ -169,10 +169,3 @@ def test_fidelity_report_on_a_tiny_pair(target, small_pair):
     assert all(b["identical_prompts"] == 2 for b in bridge.values())  # exact again, whatever drafts
     assert bridge["distilled drafter"]["bundled"] and bridge["int8 weights"]["c"] is None
     assert 0 < bridge["first 1 of 3 layers"]["c"]
-
-
-def test_the_benchmark_tool_uses_the_apps_documented_lab_settings():
-    from specdec_core.tools import lossless_vs_lossy as tool
-    from ui import settings
-    assert tool.LAB_PROMPT == settings.DEFAULTS.prompt
-    assert (tool.LAB_GAMMA, tool.LAB_SAMPLING) == (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling)

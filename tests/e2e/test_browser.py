@@ -12,28 +12,17 @@ Skipped when no Chromium is found (make test installs it first: scripts/ensure_c
 """
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import accessibility
 import pytest
 
-from ui import chapters, layout
+from ui import chapters, layout, serve
+from ui.serve import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = os.environ.get("SPECDEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 SHOTS = Path(os.environ.get("SPECDEC_SCREENSHOTS") or ROOT / "tmp" / "screenshots")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
-START_TIMEOUT_S = 120
 SCRIPT_TIMEOUT_MS = 240_000  # the first page of a fresh server loads the models and times passes
 VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector
 THEMES = ("light", "dark")  # Streamlit follows the browser's colour scheme
@@ -42,43 +31,14 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"no Chromium at {CHROMIUM} (run scripts/ensure_chromium.sh)")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def streamlit_server(log: Path):
-    """`streamlit run app.py` on a free port, as `make run` starts it; yields its URL once healthy."""
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-             str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
+    """`streamlit run app.py` on a free port (`ui.serve.Server`); yields its URL once healthy."""
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not become healthy on port {port}:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        with serve.Server(log) as server:
+            yield server.url
+    except serve.ServerDidNotStart as err:
+        pytest.fail(str(err))
 
 
 @pytest.fixture(scope="module")
@@ -98,12 +58,7 @@ def browser(server):
 
 def wait_idle(page, after_action: bool = False) -> None:
     """Wait until the script has run to the end (after an action: first until it has started)."""
-    if after_action:
-        try:
-            page.wait_for_selector(RUNNING, timeout=3000)
-        except Exception:  # a very fast rerun may finish before we look
-            pass
-    page.wait_for_selector(IDLE, timeout=SCRIPT_TIMEOUT_MS)
+    serve.wait_idle(page, SCRIPT_TIMEOUT_MS, after_action)
 
 
 def assert_no_exception(page, where: str) -> None:

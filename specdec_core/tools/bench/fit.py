@@ -116,13 +116,13 @@ def aggregate(runs: list[dict], plan: list[Config], costs: dict, s: Settings) ->
     return rows
 
 
-def _rows(rows, group, **match):
+def rows_of(rows, group, **match):
     return [r for r in rows if r["group"] == group and all(r[k] == v for k, v in match.items())]
 
 
 def best_gamma(rows) -> int | None:
     """The gamma of our fastest greedy model-drafter row on the open prompts."""
-    cand = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", forward="core")
+    cand = rows_of(rows, "open", method="spec", drafter="model", decoding="greedy", forward="core")
     return max(cand, key=lambda r: r["speedup"])["gamma"] if cand else None
 
 
@@ -156,8 +156,8 @@ def tree_rows(rows, group: str) -> list[dict]:
     """Every tree row of a prompt group next to the chain of gamma = its depth: tokens per target
     pass of both and their ratio (greedy, model drafter, our own forward)."""
     out = []
-    for t in _rows(rows, group, method="tree", forward="core"):
-        chain = _rows(rows, group, method="spec", drafter="model", decoding=t["decoding"], gamma=t["gamma"], forward="core")
+    for t in rows_of(rows, group, method="tree", forward="core"):
+        chain = rows_of(rows, group, method="spec", drafter="model", decoding=t["decoding"], gamma=t["gamma"], forward="core")
         if chain:
             out.append({**t, "chain": chain[0], "tpp_ratio": t["tokens_per_pass"] / chain[0]["tokens_per_pass"],
                         "wall_ratio": chain[0]["seconds"] / t["seconds"]})
@@ -165,24 +165,24 @@ def tree_rows(rows, group: str) -> list[dict]:
 
 
 def check_targets(result: dict) -> list[dict]:
-    """Issue 6's targets as (name, value, goal, met) rows, from one pair's results."""
+    """The benchmark's targets (plan.TARGETS) as (name, value, goal, met) rows, from one pair's results."""
     rows, best = result["rows"], result["best_gamma"]
     if best is None:
         return []
-    ours = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", gamma=best, forward="core")[0]
+    ours = rows_of(rows, "open", method="spec", drafter="model", decoding="greedy", gamma=best, forward="core")[0]
     out = []
 
     def add(name, value, goal, met, note=""):
         out.append({"target": name, "value": value, "goal": goal, "met": met, "note": note})
 
-    hf = _rows(rows, "open", method="hf-assisted")
+    hf = rows_of(rows, "open", method="hf-assisted")
     if hf:
         hf_best = min(hf, key=lambda r: r["seconds"])
         ratio = hf_best["seconds"] / ours["seconds"]
         add("best-gamma speculative vs HF assisted at its best", f"{ratio:.2f}x", f">= {TARGETS['vs_hf']}x",
             ratio >= TARGETS["vs_hf"], f"ours gamma={best} {ours['seconds'] * 1e3:.0f} ms; HF best: "
             f"{hf_best['config']} {hf_best['seconds'] * 1e3:.0f} ms")
-        same = _rows(rows, "open", method="spec", drafter="model", decoding="greedy", forward="transformers")
+        same = rows_of(rows, "open", method="spec", drafter="model", decoding="greedy", forward="transformers")
         if same:
             ours_t = min(same, key=lambda r: r["seconds"])
             add("(for reading it) the same, ours on transformers' forward", f"{hf_best['seconds'] / ours_t['seconds']:.2f}x",
@@ -204,7 +204,7 @@ def check_targets(result: dict) -> list[dict]:
         "stretch met" if ours["speedup"] >= TARGETS["wall_stretch"] else "stretch not met")
 
     def best_time(group, drafter):
-        cand = _rows(rows, group, method="spec", drafter=drafter, decoding="greedy")
+        cand = rows_of(rows, group, method="spec", drafter=drafter, decoding="greedy")
         return min(cand, key=lambda r: r["seconds"]) if cand else None
     rep_ngram, rep_model = best_time("repetitive", "ngram"), best_time("repetitive", "model")
     open_ngram, open_model = best_time("open", "ngram"), best_time("open", "model")

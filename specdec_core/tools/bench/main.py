@@ -9,7 +9,7 @@ import torch
 from ...pairs import PAIRS, PairUnavailable, load_pair
 from .fit import check_targets
 from .plan import Settings, quick_settings
-from .report import _verdict, report_markdown, write_chart, write_csv
+from .report import report_markdown, verdict_word, write_chart, write_csv
 from .runs import measure_pair, profile_text
 
 
@@ -99,6 +99,6 @@ def main(args) -> int:
         print()
         print(f"== {res['pair'].name}: targets ==")
         for t in check_targets(res):
-            print(f"  {_verdict(t['met'])}  {t['target']}: {t['value']} (goal {t['goal']}) {t['note']}")
+            print(f"  {verdict_word(t['met'])}  {t['target']}: {t['value']} (goal {t['goal']}) {t['note']}")
     print("\nwrote " + ", ".join(str(f) for f in out["files"]))
     return 0 if out["results"] else 2

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from .fit import _rows, check_targets, time_breakdown, tree_rows
+from .fit import check_targets, rows_of, time_breakdown, tree_rows
 from .plan import Settings
 from .runs import PeakMemory, process_peak_mib
 
@@ -22,7 +22,7 @@ COLUMNS = [("config", "config", "{}"), ("ms", "ms", "{:.1f}"), ("tok/s", "tokens
            ("= greedy", "matches_greedy", "{}")]
 
 
-def _verdict(met) -> str:
+def verdict_word(met) -> str:
     return "info" if met is None else "PASS" if met else "MISS"
 
 
@@ -93,7 +93,7 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
         targets = check_targets(res)
         if targets:
             md += ["### Targets", "", "| target | value | goal | met | detail |", "|---|---|---|---|---|"]
-            md += [f"| {t['target']} | {t['value']} | {t['goal']} | {_verdict(t['met'])} | {t['note']} |"
+            md += [f"| {t['target']} | {t['value']} | {t['goal']} | {verdict_word(t['met'])} | {t['note']} |"
                    for t in targets]
             md.append("")
         breakdown = time_breakdown(res)
@@ -156,7 +156,7 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return _write_plotly(results, out)
-    groups = [(res, g) for res in results for g in ("open", "repetitive") if _rows(res["rows"], g)]
+    groups = [(res, g) for res in results for g in ("open", "repetitive") if rows_of(res["rows"], g)]
     if not groups:
         return None
     fig, axes = plt.subplots(2, len(groups), figsize=(6.5 * len(groups), 9), squeeze=False)
@@ -169,7 +169,7 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
         for label, match, color in (("ours, plain greedy", dict(method="plain", decoding="greedy", forward="core"), "black"),
                                     ("transformers plain generate()", dict(method="hf"), "grey"),
                                     ("HF assisted, default (dynamic)", dict(method="hf-assisted", drafter="default"), "tab:red")):
-            for r in _rows(rows, group, **match):
+            for r in rows_of(rows, group, **match):
                 top.axhline(r["tokens_per_s"], ls=":", color=color, label=label)
         top.set(title=f"{res['pair'].name}: {group} prompts", xlabel="gamma (drafts per round)",
                 ylabel="tokens / s (greedy unless noted)")
@@ -193,7 +193,7 @@ def write_chart(results: list[dict], out: Path) -> Path | None:
 def _series(rows, group, key):
     """(label, points) per method over gamma; for the keys in `single`, only our greedy model-drafter rows."""
     def pts(**m):
-        return sorted((r["gamma"], r[key]) for r in _rows(rows, group, **m) if r["gamma"])
+        return sorted((r["gamma"], r[key]) for r in rows_of(rows, group, **m) if r["gamma"])
     ours = dict(method="spec", forward="core")
     greedy_model = dict(drafter="model", decoding="greedy", **ours)
     single = {"decode_speedup": ("ours, model drafter, greedy, decoding phase only", "o-."),

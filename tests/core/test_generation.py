@@ -1,0 +1,119 @@
+"""The generation skeleton: drafters that read the target see exactly the committed tokens' features,
+and trees run to the last position of the context window on both forward paths."""
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
+from specdec_core.generation import Generation
+
+FORWARDS = ["core", "transformers"]
+
+
+# --- drafters that read the target -------------------------------------------------------------------
+
+class RecordingDrafter(ModelDrafter):
+    """A model drafter that also reads the target: its sessions record every feature row they are shown."""
+    reads_target = True
+
+    def start(self, vocab):
+        session = super().start(vocab)
+        session.seen = []
+        session.observe_target = session.seen.append
+        return session
+
+
+def run(kind, target, drafter, prompt, forward, sampling, sessions):
+    start = drafter.start
+    drafter.start = lambda vocab: sessions.append(start(vocab)) or sessions[-1]
+    if kind == "chain":
+        return speculative_generate(target, drafter, prompt, gamma=3, max_new_tokens=25, sampling=sampling, seed=3,
+                                    forward=forward)
+    return tree_generate(target, drafter, prompt, shape=(2, 2, 1), max_new_tokens=25, sampling=sampling, seed=3,
+                         forward=forward)
+
+
+@pytest.mark.parametrize("forward", FORWARDS)
+@pytest.mark.parametrize("kind", ["chain", "tree"])
+@pytest.mark.parametrize("sampling", [GREEDY, SamplingConfig(1.0)], ids=["greedy", "sampling"])
+def test_a_drafter_that_reads_the_target_sees_every_committed_token_but_the_last(small_pair, forward, kind, sampling):
+    target, draft = small_pair
+    prompt, sessions = [5, 9, 9, 2, 7, 1], []
+    out = run(kind, target, RecordingDrafter(draft), prompt, forward, sampling, sessions)
+    seen = torch.cat(sessions[0].seen)  # (tokens observed, E), in the order they were shown
+    committed = prompt + out.tokens
+    assert seen.shape == (len(committed) - 1, target.config.n_embd)
+    with torch.inference_mode():  # the target's own hidden states (after ln_f) from one full forward
+        full = target(torch.tensor([committed[:-1]]), output_hidden_states=True).hidden_states[-1][0]
+    torch.testing.assert_close(seen, full, atol=1e-4, rtol=1e-4)
+    # reading the target changes nothing in what is drafted or emitted
+    plain = run(kind, target, ModelDrafter(draft), prompt, forward, sampling, [])
+    assert out.tokens == plain.tokens
+
+
+def test_the_features_stop_at_an_eos(small_pair):
+    target, draft = small_pair
+    prompt, sessions = [5, 9, 9, 2, 7, 1], []
+    reference = autoregressive_generate(target, prompt, 25, GREEDY, eos_token_id=None).tokens
+    eos = reference[6]  # a token the greedy output reaches: the run stops there
+    drafter = RecordingDrafter(draft)
+    start = drafter.start
+    drafter.start = lambda vocab: sessions.append(start(vocab)) or sessions[-1]
+    out = speculative_generate(target, drafter, prompt, gamma=4, max_new_tokens=25, sampling=GREEDY,
+                               eos_token_id=eos)
+    assert out.stop_reason == "eos" and out.tokens[-1] == eos
+    assert sum(len(f) for f in sessions[0].seen) == len(prompt) + len(out.tokens) - 1
+
+
+def test_bookkeeping_without_a_model():
+    g = Generation([1, 2, 3], max_new_tokens=5, eos=9, max_rounds=3)
+    assert g.running and g.room(8) == 4
+    assert g.commit([4, 5], 6, "bonus") == ([4, 5, 6], False)
+    assert g.kinds == ["accepted", "accepted", "bonus"] and g.context == [1, 2, 3, 4, 5, 6]
+    new, hit_eos = g.commit([9, 7], 8, "corrective")
+    assert (new, hit_eos, g.running, g.stop) == ([9], True, False, "eos")
+    assert g.result().stop_reason == "eos"
+
+
+# --- trees at the end of the context window ----------------------------------------------------------
+
+@pytest.mark.parametrize("forward", FORWARDS)
+def test_a_tree_runs_to_the_last_position_of_the_window(forward):
+    torch.manual_seed(1)  # test-only: model construction
+    cfg = GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=16, bos_token_id=None,
+                     eos_token_id=None)
+    target, draft = GPT2LMHeadModel(cfg).eval(), GPT2LMHeadModel(cfg).eval()
+    reference = autoregressive_generate(target, [1, 2, 3, 4, 5], 11, GREEDY, forward=forward).tokens
+    out = tree_generate(target, ModelDrafter(draft, forward=forward), [1, 2, 3, 4, 5], shape=(2, 2, 1, 1),
+                        max_new_tokens=11, sampling=GREEDY, forward=forward)
+    assert out.tokens == reference and len(out.tokens) == 11
+    sampled = tree_generate(target, ModelDrafter(draft, forward=forward), [1, 2, 3, 4, 5], shape=(3, 2, 2),
+                            node_budget=12, max_new_tokens=11, sampling=SamplingConfig(1.0), seed=0, forward=forward)
+    assert len(sampled.tokens) == 11
+
+
+@pytest.mark.parametrize("forward", FORWARDS)
+def test_the_bundled_pair_fills_its_window_with_a_tree(pair, forward):
+    window = pair.target.config.n_positions
+    prompt = (pair.tokenizer.encode("ROMEO:\nBut soft, what light through yonder window breaks?\n") * 40)[:window - 16]
+    reference = autoregressive_generate(pair.target, prompt, 16, GREEDY, forward=forward).tokens
+    out = tree_generate(pair.target, ModelDrafter(pair.draft, forward=forward), prompt, shape=(2, 2, 1, 1),
+                        max_new_tokens=16, sampling=GREEDY, forward=forward)
+    assert out.tokens == reference
+
+
+# --- chains and trees check their inputs alike -------------------------------------------------------
+
+@pytest.mark.parametrize("generate", [
+    lambda t, d, **kw: speculative_generate(t, d, [1, 2], gamma=2, max_new_tokens=4, **kw),
+    lambda t, d, **kw: tree_generate(t, d, [1, 2], shape=(2, 1), max_new_tokens=4, **kw),
+], ids=["chain", "tree"])
+def test_chains_and_trees_refuse_the_same_inputs(small_pair, generate):
+    from tests.conftest import tiny_gpt2
+    target, draft = small_pair
+    with pytest.raises(ValueError, match="vocabulary"):
+        generate(target, tiny_gpt2(3, vocab=41))
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_rounds"):
+            generate(target, draft, max_rounds=bad)
+    assert generate(target, draft, max_rounds=1, sampling=GREEDY).stop_reason == "max_rounds"

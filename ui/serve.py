@@ -1,0 +1,106 @@
+"""The app served as `make run` serves it, for the browser tests and the scripts that drive it
+(scripts/app_bench.py, scripts/load_test.py): one way to start `streamlit run app.py` on a local port,
+wait until it is healthy, and stop it; and how a headless Chromium is launched and waits for a
+script run to end (Streamlit's own end-to-end suite does the same).
+
+    with Server(log_path=tmp / "server.log") as server:     # a free port, HF_HUB_OFFLINE=1
+        page.goto(server.url) ...
+
+Nothing here imports Streamlit or Playwright: a page object is whatever Playwright hands the caller.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("SPECDEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"  # Debian's
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # a script run has ended
+RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+START_TIMEOUT_S = 120  # a fresh server imports torch and transformers before it answers
+SHUTDOWN_TIMEOUT_S = 20
+
+
+class ServerDidNotStart(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`streamlit run app.py` on a local port (default: a free one), headless, its output in `log_path`.
+    `file_watcher="none"` as the browser tests and the load test run it; None leaves it to the shipped
+    .streamlit/config.toml (as `make run` does). `env` is added to this process's environment, with
+    HF_HUB_OFFLINE=1 and the repository on PYTHONPATH."""
+
+    def __init__(self, log_path: Path, port: int | None = None, env: dict | None = None,
+                 address: str | None = None, file_watcher: str | None = "none"):
+        self.port, self.log_path = port or free_port(), Path(log_path)
+        self.url = f"http://{address or 'localhost'}:{self.port}"
+        args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                "--server.port", str(self.port), "--browser.gatherUsageStats", "false"]
+        if address:
+            args += ["--server.address", address]
+        if file_watcher:
+            args += ["--server.fileWatcherType", file_watcher]
+        self._log = self.log_path.open("w")
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env={**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **(env or {})})
+
+    def wait_healthy(self, timeout_s: float = START_TIMEOUT_S) -> "Server":
+        """Poll /_stcore/health until it says ok; ServerDidNotStart (with the log's tail) otherwise."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise ServerDidNotStart(f"streamlit did not become healthy on port {self.port}:\n{self.log()[-3000:]}")
+
+    def log(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=SHUTDOWN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
+
+    def __enter__(self) -> "Server":
+        try:
+            return self.wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def wait_idle(page, timeout_ms: int, after_action: bool = False) -> None:
+    """Wait until the page's script has run to the end (after an action: first until it has started;
+    a very fast rerun may be over before we look)."""
+    if after_action:
+        try:
+            page.wait_for_selector(RUNNING, timeout=3000)
+        except Exception:
+            pass
+    page.wait_for_selector(IDLE, timeout=timeout_ms)
