@@ -144,7 +144,8 @@ if stored:
                 "steeply can stop a round early or grow a tree where it is sure (EAGLE-2's observation). The AUC is "
                 "the chance that an accepted draft had a higher confidence than a rejected one: 0.5 is a coin.")
     fig_c = make_subplots(rows=1, cols=len(rows), shared_yaxes=True,
-                          subplot_titles=[f"{r['drafter']} (AUC {r['auc_top']:.2f})" for r in rows])
+                          subplot_titles=[f"{r['drafter']} (AUC {r['auc_top']:.2f})" if r["auc_top"] == r["auc_top"]
+                                          else f"{r['drafter']} (no AUC: no draft rejected)" for r in rows])
     for i, r in enumerate(rows, start=1):
         cal = r["calibration"]
         mid = ((cal["bin_low"] + cal["bin_high"]) / 2).tolist()
