@@ -87,6 +87,8 @@ max_new = min(s.max_new_tokens, pair.context_length - len(ids))
 with st.expander("The prompt"):
     st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
 drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
+            **{f"reads the target: {label}": d for label, d in (("Medusa heads", pair.self_drafters.get("medusa")),
+                                                                ("EAGLE drafter", pair.self_drafters.get("eagle"))) if d},
             NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
 st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, "
            f"{s.describe_sampling()} and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, "

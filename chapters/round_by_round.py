@@ -20,12 +20,17 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 
+SELF_DRAFTERS = {"medusa": "Medusa heads", "eagle": "EAGLE drafter"}  # the pair's drafters that read the target
+
+
 @admission.cached(max_entries=32, what="these rounds")
 def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, max_new: int, temperature: float,
-               top_k: int, top_p: float, seed: int, _pair, _policy):
+               top_k: int, top_p: float, seed: int, _pair, _policy, drafter: str = "draft"):
     """A whole speculative generation with full traces (the seed makes it reproducible). `_policy` is
-    the one `policy_args` names, planning with this machine's costs (fixed per server process)."""
-    return speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=_policy,
+    the one `policy_args` names, planning with this machine's costs (fixed per server process); `drafter`
+    is "draft" or a key of the pair's self_drafters."""
+    d = _pair.self_drafters[drafter] if drafter in _pair.self_drafters else _pair.draft
+    return speculative_generate(_pair.target, d, list(prompt_ids), gamma=_policy,
                                 max_new_tokens=max_new, sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
                                 seed=seed, trace=True, on_round=admission.on_round)
 
@@ -70,16 +75,20 @@ st.markdown("Each round's γ comes from the sidebar's *draft-length policy*: the
             "policy that picks γ from what earlier rounds showed or stops drafting early when the drafter is unsure "
             "of its next token. No policy can look at the coming verdicts, so every one of them keeps the output "
             "exact; The α Dial races them. Above each round's chips, the page says why its drafting stopped.")
+which = "draft"
+if pair.self_drafters:  # the bundled pair also has drafters that read the target (chapter: Drafters That Read the Target)
+    labels = {"draft": next(iter(pair.drafts)), **{k: SELF_DRAFTERS.get(k, k) for k in pair.self_drafters}}
+    which = st.radio("Drafter", list(labels), format_func=labels.get, horizontal=True, key="rr_drafter")
 try:
     with st.spinner("Generating the rounds…", show_time=True):
         result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
                             s.top_p, s.effective_seed, pair,
-                            measure.planning_policy(pair, make_policy(*s.policy_args)))
+                            measure.planning_policy(pair, make_policy(*s.policy_args)), which)
 except ValueError as err:
     st.error(f"Could not generate: {err}")
     st.stop()
 rounds = result.rounds
-signature = (models.pair_key(pair), s.signature())
+signature = (models.pair_key(pair), s.signature(), which)
 if st.session_state.get("rr_signature") != signature:
     st.session_state["rr_signature"] = signature
     st.session_state["rr_cursor"] = Cursor()

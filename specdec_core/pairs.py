@@ -4,6 +4,7 @@ a custom pair of hub ids / local directories. Every pair goes through `load_pair
 import copy
 import os
 import socket
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
 from .lm import context_length, vocab_size
+from .self_drafters import load_self_drafters
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "models"
 BUNDLED_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
@@ -25,6 +27,7 @@ class PairSpec:
     extra_drafts: tuple[tuple[str, str], ...] = ()  # (label, hub id or dir) of alternative drafters
     bundled: bool = False
     draft_label: str | None = None  # how the UI names the default drafter
+    heads: str | None = None  # folder of self-drafting heads trained on this target (medusa/, eagle/)
 
 
 PAIRS = {
@@ -32,7 +35,7 @@ PAIRS = {
         str(ASSETS / "shakespeare-draft"), str(ASSETS / "shakespeare-target"),
         "bundled: GPT-2 pair trained on Shakespeare's plays in this repo (offline)",
         (("corpus-only draft (not distilled)", str(ASSETS / "shakespeare-draft-ce")),), bundled=True,
-        draft_label="distilled draft"),
+        draft_label="distilled draft", heads=str(ASSETS / "shakespeare-heads")),
     "gpt2": PairSpec("distilgpt2", "gpt2", "OpenAI GPT-2 (124M) drafted by DistilGPT2 (82M), from the hub"),
     "gpt2-medium": PairSpec("distilgpt2", "gpt2-medium", "GPT-2 medium (355M) drafted by DistilGPT2, from the hub"),
 }
@@ -74,6 +77,9 @@ class ModelPair:
     device: str
     drafts: dict[str, PreTrainedModel] = field(default_factory=dict)  # label -> drafter model, default first
     precision: str = "fp32"  # of every model's weights and arithmetic (PRECISIONS)
+    # "medusa" / "eagle" -> a drafter reading this target's features (empty: no heads for this target)
+    self_drafters: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what could not be loaded, for the UI to say
 
     def at_precision(self, precision: str) -> "ModelPair":
         """This pair at `precision`: itself, or a new pair of converted copies (this one is untouched)."""
@@ -84,7 +90,9 @@ class ModelPair:
         return ModelPair(self.name, model_at_precision(self.target, precision),
                          draft if draft is not None else model_at_precision(self.draft, precision),
                          self.tokenizer, self.target_name, self.draft_name, self.description, self.device,
-                         drafts, precision)
+                         drafts, precision, notes=(self.notes + [f"the self-drafting heads were trained on the fp32 target: "
+                                                                  f"not offered at {precision}"]
+                                                     if self.self_drafters else list(self.notes)))
 
     @property
     def context_length(self) -> int:
@@ -107,7 +115,7 @@ class ModelPair:
         return {"pair": self.name, "target": self.target_name, "draft": self.draft_name,
                 "target_params": self.target_params, "draft_params": self.draft_params,
                 "vocab_size": self.vocab_size, "context_length": self.context_length, "device": self.device,
-                "drafts": list(self.drafts), "precision": self.precision}
+                "drafts": list(self.drafts), "precision": self.precision, "self_drafters": list(self.self_drafters)}
 
 
 def default_device() -> str:
@@ -209,5 +217,10 @@ def load_pair(name: str = "shakespeare", device: str | None = None, *, target: s
         model, tok = _load_one(ref, device, spec.bundled)
         if same_tokenizer(tok, target_tok):
             drafts[extra_label] = model
+    self_drafters, notes = {}, []
+    if spec.heads is not None:  # missing or corrupt head files leave the pair usable, with a note
+        self_drafters, notes = load_self_drafters(target_model, Path(spec.heads))
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
     return ModelPair(name, target_model, draft_model, target_tok, label(spec.target), label(spec.draft),
-                     spec.description, device, drafts).at_precision(precision)
+                     spec.description, device, drafts, self_drafters=self_drafters, notes=notes).at_precision(precision)

@@ -30,6 +30,8 @@ CHAPTERS = [
             "Standard and speculative decoding race live on this machine, next to the paper's ideal-hardware race."),
     Chapter("chapters/trees.py", "Beyond One Guess: Token Trees", ":material/forest:",
             "Draft a tree of alternatives, verify every branch in one pass, exactly; when it pays, and where."),
+    Chapter("chapters/self_drafting.py", "Drafters That Read the Target", ":material/visibility:",
+            "Medusa heads and an EAGLE drafter trained here on the target's own features, measured side by side."),
     Chapter("chapters/identical_outputs.py", "Identical Outputs", ":material/verified:",
             "Greedy: the same tokens. Sampling: the same distribution, tested, chains and trees, and the broken and "
             "lossy rules that fail."),

@@ -6,8 +6,10 @@
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
+    specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE drafter)
     specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
+    specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
 """
 import argparse
 import json
@@ -38,7 +40,12 @@ def _generate(args) -> int:
     pair = load_pair(args.pair, precision=args.precision)
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
-    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter()}[args.drafter]
+    self_drafters = getattr(pair, "self_drafters", {})  # (a stand-in pair in tests may have none)
+    if args.drafter in ("medusa", "eagle") and args.drafter not in self_drafters:
+        notes = getattr(pair, "notes", [])
+        raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
+                         + (f" ({'; '.join(notes)})" if notes else ""))
+    drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(), **self_drafters}[args.drafter]
     if args.plain:
         res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
     elif args.tree is not None or args.node_budget is not None:
@@ -104,6 +111,10 @@ def _race(args) -> int:
 def main(argv=None) -> int:
     """Run one subcommand; returns the process exit status (2 with a one-line message on bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["train", "heads"]:  # the self-drafters on the frozen target (their own parser)
+        from .train.heads import main as heads_main
+        heads_main(argv[2:])
+        return 0
     if argv[:1] == ["train"]:  # training keeps its own parser (and its own --help)
         from .train.__main__ import main as train_main
         train_main(argv[1:])
@@ -111,6 +122,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench-policies"]:  # adaptive draft length against every fixed gamma (its own parser)
         from .bench.policies import main as policies_main
         return policies_main(argv[1:])
+    if argv[:1] == ["bench-drafters"]:  # the distilled draft against the self-drafters (its own parser)
+        from .bench.drafters import main as drafters_main
+        return drafters_main(argv[1:])
     if argv[:1] == ["bench-batch"]:  # plain and speculative by batch size, the crossover (its own parser)
         from .bench.batching import main as batch_main
         return batch_main(argv[1:])
@@ -119,7 +133,8 @@ def main(argv=None) -> int:
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
     g.add_argument("--prompt", required=True)
     g.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
-    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram"])
+    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram", "medusa", "eagle"],
+                   help="medusa / eagle: the heads trained on the bundled target (they read its features)")
     g.add_argument("--gamma", type=int, default=4, help="draft length (constant policy), or the heuristic's start")
     g.add_argument("--policy", default="constant", choices=sorted(POLICIES), help="how each round's gamma is chosen")
     g.add_argument("--max-gamma", type=int, default=None, help="adaptive policies: the longest round")
@@ -157,6 +172,7 @@ def main(argv=None) -> int:
     b.set_defaults(func=bench_main)
     sub.add_parser("train", help="train the bundled Shakespeare pair (about an hour on 2 cores)")
     sub.add_parser("bench-policies", help="adaptive draft-length policies against every fixed gamma")
+    sub.add_parser("bench-drafters", help="the distilled draft, Medusa heads and EAGLE drafter side by side")
     sub.add_parser("bench-batch", help="plain and speculative tokens/s by batch size, the crossover, the first token")
     args = ap.parse_args(argv)
     args.argv = argv  # the benchmark quotes its own command

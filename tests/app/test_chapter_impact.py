@@ -11,12 +11,14 @@ def test_impact_shootout_measures_every_drafter(pair):
     assert not at.exception
     rows = at.session_state["im_result"]["out"]["rows"]
     assert [r["drafter"] for r in rows] == [f"model: {label}" for label in pair.drafts] + [
+        "reads the target: Medusa heads", "reads the target: EAGLE drafter",
         "n-gram prompt lookup", "unigram (context counts)"]
     assert all(r["speedup"] > 0 and r["tokens_per_pass"] >= 1 for r in rows)
     assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["draft_passes_per_token"] == 0
     assert all(r["measured"].n == 3 and r["measured"].low <= r["speedup"] <= r["measured"].high for r in rows)
     assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["c"] == 0
-    assert all(r["c"] > 0 for r in rows if r["drafter"].startswith("model: "))  # from the runs' own draft passes
+    model_drafters = ("model: ", "reads the target: ")  # c from the runs' own draft passes
+    assert all(r["c"] > 0 for r in rows if r["drafter"].startswith(model_drafters))
     assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 3 runs\)", el.value) for el in [*at.caption, *at.warning])
     assert len(at.dataframe[-1].value) == len(rows)
     assert any("Medusa" in m.value for m in at.markdown) and any("first token" in m.value.lower() for m in at.markdown)

@@ -101,6 +101,11 @@ def trees(page):
     return ".st-key-tr_cost"
 
 
+def self_drafting(page):
+    click(page, "sd_run")
+    return ".st-key-sd_calibration"
+
+
 def race(page):
     click(page, "race_run")
     return ".st-key-race_chart"
@@ -141,7 +146,7 @@ def takeaways(page):
     return '[data-testid="stPageLink"]:has-text("See it live")'
 
 
-ACTIONS = {f.__name__: f for f in (home, serial_tax, round_by_round, alpha_dial, race, trees,
+ACTIONS = {f.__name__: f for f in (home, serial_tax, round_by_round, alpha_dial, race, trees, self_drafting,
                                    identical_outputs, speedup_lives, impact, takeaways, quiz)}
 
 

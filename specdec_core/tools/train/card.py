@@ -21,6 +21,7 @@ from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY, SamplingConfig
 
 STEPS = ("draft-ce", "target", "draft-distill")
+HEADS_MARK = "<!-- self-drafting heads: written by specdec_core.tools.train.heads_card -->"
 
 
 def read_log(path: Path) -> list[dict]:
@@ -125,7 +126,9 @@ def main(argv=None) -> None:
     }
     (args.out / "card.json").write_text(json.dumps(card, indent=1))
     plot_losses(args.run, args.out / "loss_curves.png")
-    (args.out / "README.md").write_text(render(card))
+    readme = args.out / "README.md"  # the heads' section (tools/train/heads_card.py) is kept as it is
+    kept = readme.read_text().partition(HEADS_MARK)[1:] if readme.exists() else ("", "")
+    readme.write_text(render(card) + "".join(kept))
     print(json.dumps({k: card[k] for k in ("target", "drafts")}, indent=1))
 
 

@@ -1,0 +1,151 @@
+"""Drafters side by side on held-out prompts, by the one measurement method (`analysis.measure`):
+the distilled draft model, the Medusa heads and the EAGLE drafter, at one draft length.
+
+Per drafter: tokens per target pass, mean acceptance length, acceptance by draft position (vLLM's
+unconditional rate and the conditional accepted / reached), c (its warm pass / a target pass, from
+the passes its own runs made), the wall-clock speedup over plain decoding (interleaved repetitions,
+median and spread), and how well its confidence predicts the target's verdict: the calibration table
+and the AUC of its raw top probability against acceptance (greedy: accepted or not).
+
+Counts come from one traced run per prompt (the same seed gives every repetition the same tokens);
+the clock from untraced runs, interleaved prompt by prompt with plain decoding.
+"""
+import itertools
+from contextlib import nullcontext
+
+from ..policies import make_policy
+from ..sampler import autoregressive_generate, speculative_generate
+from ..sampling import SamplingConfig
+from ..tree import tree_generate, tree_size
+from .measure import PassTimes, Progress, interleave, ratios
+from .round_stats import (
+    acceptance_by_position,
+    calibration,
+    checked,
+    mean_acceptance_length,
+    per_position_acceptance_rate,
+)
+
+PLAIN = "plain decoding"
+
+
+def auc(scores: list[float], labels: list[bool]) -> float:
+    """Area under the ROC curve: the chance that a random accepted draft had a higher score than a
+    random rejected one (ties count half; Mann-Whitney U / (n_pos * n_neg)). NaN without both kinds."""
+    pos = sorted(s for s, y in zip(scores, labels) if y)
+    neg = sorted(s for s, y in zip(scores, labels) if not y)
+    if not pos or not neg:
+        return float("nan")
+    ranked = sorted([(s, 1) for s in pos] + [(s, 0) for s in neg])
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):  # average ranks over ties
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        mean_rank = (i + j + 1) / 2  # ranks i + 1 .. j
+        rank_sum += mean_rank * sum(flag for _, flag in ranked[i:j])
+        i = j
+    return (rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def confidence_auc(rounds, signal: str = "top") -> float:
+    """AUC of the drafter's raw confidence ("top" probability or "margin") for the judged drafts
+    against the target's verdict (accepted: min(1, p/q) >= 0.5, which in greedy mode is agreement)."""
+    scores, labels = [], []
+    for r in rounds:
+        conf = r.draft_top if signal == "top" else r.draft_margin
+        if conf is None:
+            continue
+        n = checked(r)
+        scores += conf[:n]
+        labels += [a >= 0.5 for a in r.accept_prob[:n]]
+    return auc(scores, labels)
+
+
+def compare_drafters(target, drafters: dict, prompts: list[list[int]], gamma: int = 5, max_new_tokens: int = 64,
+                     sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
+                     hold=nullcontext, progress: Progress | None = None) -> dict:
+    """Every drafter (label -> drafter) at draft length `gamma` on every prompt: the figures of the
+    module's docstring, one row per drafter, and plain decoding's seconds for reference."""
+    rows, traced = [], {label: [] for label in drafters}
+    for i, prompt in enumerate(prompts):  # the counts: one traced run per prompt
+        for label, drafter in drafters.items():
+            traced[label].append(speculative_generate(target, drafter, prompt, gamma=gamma, max_new_tokens=max_new_tokens,
+                                                      sampling=sampling, seed=seed + i, eos_token_id=None))
+    times = PassTimes()
+    seconds = {name: [] for name in [PLAIN, *drafters]}  # per (prompt, repetition)
+    for i, prompt in enumerate(prompts):  # the clock: untraced runs, interleaved with plain decoding
+        def plain(i=i, prompt=prompt):
+            res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
+            times.add(res)
+            return res.total_s - res.prefill_s
+
+        def spec(label, i=i, prompt=prompt):
+            res = speculative_generate(target, drafters[label], prompt, gamma=gamma, max_new_tokens=max_new_tokens,
+                                       sampling=sampling, seed=seed + i, eos_token_id=None, trace=False)
+            times.add(res, label)
+            return res.total_s - res.prefill_s
+
+        runs = {PLAIN: plain, **{label: (lambda label=label: spec(label)) for label in drafters}}
+        for name, values in interleave(runs, repeats, hold).items():
+            seconds[name].append(values)
+        if progress is not None:
+            progress((i + 1) / len(prompts), f"prompt {i + 1} of {len(prompts)}")
+    per_rep = {name: [sum(v[r] for v in values) for r in range(repeats)] for name, values in seconds.items()}
+    for label in drafters:
+        results = traced[label]
+        rounds = [r for res in results for r in res.rounds]
+        tokens = sum(len(res.tokens) for res in results)
+        speedup = ratios(per_rep[PLAIN], per_rep[label])
+        rows.append({
+            "drafter": label, "tokens_per_pass": tokens / sum(res.target_passes for res in results),
+            "mean_acceptance_length": mean_acceptance_length(rounds),
+            "per_position": per_position_acceptance_rate(rounds, gamma),
+            "conditional": acceptance_by_position(rounds, gamma)["rate"].tolist(),
+            "c": times.profile(label).c, "speedup": speedup.median, "measured": speedup,
+            "auc_top": confidence_auc(rounds, "top"), "auc_margin": confidence_auc(rounds, "margin"),
+            "calibration": calibration(rounds, "top", bins=8), "rounds": rounds})
+    return {"rows": rows, "gamma": gamma, "repeats": repeats, "prompts": len(prompts), "sampling": sampling,
+            "max_new_tokens": max_new_tokens}
+
+
+def shapes_of_size(nodes: int, max_depth: int = 6, max_branching: int = 4) -> list[tuple[int, ...]]:
+    """Every static tree shape with exactly `nodes` nodes (branching factors 1..max_branching per depth)."""
+    return [shape for depth in range(1, max_depth + 1)
+            for shape in itertools.product(range(1, max_branching + 1), repeat=depth) if tree_size(shape) == nodes]
+
+
+def tree_comparison(target, drafter, prompts: list[list[int]], nodes: int, depth: int, max_new_tokens: int = 64,
+                    sampling: SamplingConfig = SamplingConfig(), seed: int = 0) -> dict:
+    """Tokens per target pass of the best-first tree of `nodes` nodes (at most `depth` deep, EAGLE-2's
+    growth by the drafter's confidence) against every static shape of exactly `nodes` nodes."""
+    def per_pass(shape, budget):
+        results = [tree_generate(target, drafter, p, shape=shape, node_budget=budget, max_new_tokens=max_new_tokens,
+                                 sampling=sampling, seed=seed + i, eos_token_id=None, trace=False)
+                   for i, p in enumerate(prompts)]
+        return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
+
+    static = {shape: per_pass(shape, None) for shape in shapes_of_size(nodes, max_depth=depth)}
+    best = max(static, key=static.get)
+    best_first = per_pass((1,) * depth, nodes)
+    return {"nodes": nodes, "depth": depth, "best_first": best_first, "static": static, "best_static": best,
+            "ratio": best_first / static[best]}
+
+
+def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1, 9), thresholds=(0.5,),
+                      max_new_tokens: int = 64, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
+                      repeats: int = 3, hold=nullcontext) -> dict:
+    """The confidence stop (draft while the top probability stays >= threshold, up to max(gammas)) at
+    each threshold against every fixed gamma, measured against plain decoding
+    (`policy_compare.compare_policies`): the best of each kind and their ratio."""
+    from .policy_compare import PLAIN as PLAIN_LABEL
+    from .policy_compare import compare_policies
+    policies = {f"γ = {g}": g for g in gammas}
+    policies.update({f"confidence ≥ {t:g}": make_policy("confidence", 1, max(gammas), t, "top") for t in thresholds})
+    out = compare_policies(target, drafter, prompts, policies, max_new_tokens, sampling, seed, repeats, hold)
+    plain = out.pop(PLAIN_LABEL)
+    speed = {label: c.speedup(plain) for label, c in out.items()}
+    best_of = lambda kind: max((k for k in speed if k.startswith(kind)), key=lambda k: speed[k].median)
+    best_fixed, best_stop = best_of("γ"), best_of("confidence")
+    return {"speedups": speed, "best_fixed": best_fixed, "best_stop": best_stop,
+            "ratio": speed[best_stop].median / speed[best_fixed].median, "thresholds": list(thresholds)}

@@ -1,0 +1,145 @@
+"""EAGLE-style drafting (Li et al. 2024): autoregressive in the target's feature space.
+
+The drafter's decoder layer reads pairs (feature t, token t + 1) and predicts feature t + 1; the
+target's frozen LM head turns a feature into the next token's logits. Its own KV cache holds the
+pairs of committed tokens, built from the TARGET's features: after a round, the generation loop hands
+over the features of the tokens it committed (`observe_target`), and the next round first feeds
+those pairs (catch-up), so a rejected draft never lingers in the cache. Within a round the drafts
+run on the drafter's own predicted features, in pairs (predicted feature, drafted token), as EAGLE's
+`topK_genrate` does. A tree feeds a whole level in one pass with a tree mask; EAGLE-2's best-first
+growth by the drafter's confidence is `draft_tree` with a node budget.
+"""
+import time
+
+import torch
+import torch.nn.functional as F
+
+from ..drafters import Proposal
+from ..sampling import SamplingConfig, sample, to_probs
+from ..tree_draft import DraftTree, draft_tree
+from .files import check_target
+from .nets import EagleNet, HeadsConfig, target_fingerprint
+from .observe import FeatureLog, one_hot
+
+
+class EagleDrafter:
+    """One decoder layer over the target's features; `reads_target` asks the generation loop to hand
+    them to each session (`observe_target`)."""
+
+    reads_target = True
+
+    def __init__(self, net: EagleNet, lm_head: torch.Tensor, embedding: torch.Tensor, config: HeadsConfig,
+                 context_length: int, name: str = "EAGLE drafter"):
+        check_target(config, lm_head.shape[1], lm_head.shape[0], None)
+        self.net, self.lm_head, self.embedding, self.config = net, lm_head, embedding, config  # shared, read-only
+        self.name = name
+        self.training: dict = {}  # the training summary stored beside the weights
+        self.vocab_size = config.vocab
+        self.context_length = context_length
+
+    def check_target(self, target) -> None:
+        """HeadsMismatch (a ValueError) unless `target` is the model these heads were trained on."""
+        lm_head = target.get_output_embeddings().weight
+        if lm_head is not self.lm_head:  # not the very model they were loaded for: compare the weights
+            check_target(self.config, lm_head.shape[1], lm_head.shape[0], target_fingerprint(target))
+
+    def start(self, vocab: int) -> "EagleSession":
+        return EagleSession(self)
+
+
+class EagleSession:
+    def __init__(self, drafter: EagleDrafter):
+        self.d = drafter
+        self.log = FeatureLog(drafter.config.width, drafter.config.kind, drafter.lm_head.device)
+        self.keys = self.values = None  # (H, pairs, D): the committed pairs, from the target's features
+        self.pairs = 0
+        self.root: torch.Tensor | None = None  # (E,) predicted feature of the last committed token
+        self.passes = 0
+        self.pass_s: list[float] = []
+
+    def observe_target(self, features: torch.Tensor) -> None:
+        """Features (k, E) of the newly committed tokens, in order."""
+        self.log.add(features)
+
+    def _step(self, feats, tokens: list[int], keys, values, mask=None):
+        start = time.perf_counter()
+        embeds = F.embedding(torch.tensor(tokens, dtype=torch.long, device=feats.device), self.d.embedding)
+        out, k, v = self.d.net.step(feats, embeds, keys, values, mask)
+        self.passes += 1
+        self.pass_s.append(time.perf_counter() - start)
+        return out, k, v
+
+    def _catch_up(self, context: list[int]) -> bool:
+        """Feed the pairs of the tokens committed since the last round (one pass); False before any feature."""
+        self.log.check(context)
+        m = self.log.count
+        if m > self.pairs:  # pairs (feature t, token t + 1) for t = pairs .. m - 1
+            out, k, v = self._step(self.log.rows[self.pairs:m], context[self.pairs + 1:m + 1], self.keys, self.values)
+            self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=1)
+            self.values = v if self.values is None else torch.cat([self.values, v], dim=1)
+            self.pairs, self.root = m, out[-1]
+        return self.root is not None
+
+    def propose(self, context: list[int], gamma: int, sampling: SamplingConfig, generator: torch.Generator,
+                keep_drafting=None) -> Proposal:
+        self.pass_s = []
+        vocab = self.d.vocab_size
+        if not self._catch_up(context):  # no feature yet (a one-token prompt)
+            return Proposal([], torch.zeros(0, vocab))
+        feat, keys, values = self.root, self.keys, self.values
+        tokens, logits_rows, q_rows = [], [], []
+        for i in range(gamma):
+            if i > 0:  # the pair (predicted feature, last draft) -> the next predicted feature
+                out, k, v = self._step(feat[None], [tokens[-1]], keys, values)
+                feat, keys, values = out[0], torch.cat([keys, k], dim=1), torch.cat([values, v], dim=1)
+            logits = F.linear(feat, self.d.lm_head)  # (V,) raw logits for draft i + 1
+            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
+                break
+            if sampling.greedy:
+                tokens.append(int(logits.argmax()))
+            else:
+                q_rows.append(to_probs(logits, sampling))
+                tokens.append(sample(q_rows[-1], generator))
+            logits_rows.append(logits)
+        q = one_hot(tokens, vocab) if sampling.greedy else torch.stack(q_rows)
+        return Proposal(tokens, q, torch.stack(logits_rows), list(self.pass_s))
+
+    def propose_tree(self, context: list[int], shape: tuple[int, ...], sampling: SamplingConfig,
+                     generator: torch.Generator, node_budget: int | None = None,
+                     max_depth: int | None = None) -> DraftTree:
+        """A tree grown one level per pass; a node attends to the committed pairs, its ancestors and itself."""
+        self.pass_s = []
+        if not self._catch_up(context):
+            return DraftTree()
+        feat_of: dict[int, torch.Tensor] = {-1: self.root}  # node -> its predicted feature
+        slot: dict[int, int] = {}  # node -> its row in the tree's keys and values
+        tree_kv = [None, None]  # (H, nodes fed, D)
+
+        def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
+            if nodes == [-1]:
+                return F.linear(self.root, self.d.lm_head)[None]
+            old, k = len(slot), len(nodes)
+            seen = torch.zeros(k, self.pairs + old + k, dtype=torch.bool)
+            seen[:, :self.pairs] = True
+            for i, n in enumerate(nodes):
+                seen[i, self.pairs + old + i] = True
+                parent = tree.parents[n]
+                while parent >= 0:
+                    seen[i, self.pairs + slot[parent]] = True
+                    parent = tree.parents[parent]
+            for i, n in enumerate(nodes):
+                slot[n] = old + i
+            keys = self.keys if tree_kv[0] is None else torch.cat([self.keys, tree_kv[0]], dim=1)
+            values = self.values if tree_kv[1] is None else torch.cat([self.values, tree_kv[1]], dim=1)
+            feats = torch.stack([feat_of[tree.parents[n]] for n in nodes])
+            out, kk, vv = self._step(feats, [tree.tokens[n] for n in nodes], keys, values, seen.to(feats.device))
+            tree_kv[0] = kk if tree_kv[0] is None else torch.cat([tree_kv[0], kk], dim=1)
+            tree_kv[1] = vv if tree_kv[1] is None else torch.cat([tree_kv[1], vv], dim=1)
+            for i, n in enumerate(nodes):
+                feat_of[n] = out[i]
+            return F.linear(out, self.d.lm_head)  # (k, V)
+
+        return draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
+
+    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
+        """Nothing to keep: the next round's catch-up feeds the accepted tokens with the target's own features."""

@@ -1,0 +1,31 @@
+"""Drafters That Read the Target: placed after the trees, the three drafters' first rounds, and the
+measured comparison with acceptance by position and a calibration chart per drafter."""
+from tests.app.helpers import chart, page
+from ui import chapters
+
+
+def test_the_chapter_follows_the_trees():
+    paths = [c.path for c in chapters.CHAPTERS]
+    assert paths.index("chapters/self_drafting.py") == paths.index("chapters/trees.py") + 1
+
+
+def test_the_three_drafters_are_measured_side_by_side(pair):
+    at = page("chapters/self_drafting.py", max_new=12, temp=0)
+    assert any("Try this" in i.value for i in at.info)
+    first = at.dataframe[1].value  # one round, three drafters (after the training table)
+    assert list(first[""]) == ["target (what it writes)", "distilled draft", "Medusa heads", "EAGLE drafter"]
+    at.button(key="sd_run").click().run()
+    assert not at.exception
+    rows = at.session_state["sd_result"]["out"]["rows"]
+    assert [r["drafter"] for r in rows] == ["distilled draft", "Medusa heads", "EAGLE drafter"]
+    assert all(r["tokens_per_pass"] >= 1 and r["c"] > 0 and r["measured"].n == 3 for r in rows)
+    assert len(chart(at, "sd_positions")["data"]) == 3
+    assert len([t for t in chart(at, "sd_calibration")["data"] if t.get("mode") == "lines+markers"]) == 3
+
+
+def test_the_step_through_offers_the_drafters_that_read_the_target():
+    at = page("chapters/round_by_round.py", max_new=8, temp=0)
+    for which in ("medusa", "eagle"):
+        at.radio(key="rr_drafter").set_value(which).run()
+        assert not at.exception
+        assert any("rounds" in c.value for c in at.caption)

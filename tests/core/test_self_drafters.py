@@ -1,0 +1,204 @@
+"""Medusa heads and the EAGLE drafter: exact whatever their weights (greedy identity, chi-square over
+three tokens, chains and trees), a broken control that the same test catches, refusal of a target they
+were not trained on, and a pair that stays usable when their files are missing or corrupt."""
+import dataclasses
+import warnings
+
+import pytest
+import torch
+
+from specdec_core import SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
+from specdec_core.drafters import Proposal
+from specdec_core.pairs import PAIRS, load_pair
+from specdec_core.sampling import GREEDY, to_probs
+from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
+from specdec_core.self_drafters.files import save_heads
+from specdec_core.self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
+from tests.conftest import tiny_gpt2
+from tests.core.test_core_exactness import chi_square_pvalue
+
+KINDS = ("medusa", "eagle")
+
+
+def random_heads(target, kind: str, folder, seed: int = 0):
+    """Heads with random weights (exactness never depends on what they learned), saved and loaded
+    back through the same files as the bundled ones."""
+    lm_head, _ = target_readout(target)
+    width, vocab = lm_head.shape[1], lm_head.shape[0]
+    torch.manual_seed(seed)  # test-only: weights, not sampling
+    net = MedusaHeads(width, 3) if kind == "medusa" else EagleNet(width, target.config.n_head)
+    for p in net.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    config = HeadsConfig(kind, width, vocab, target_fingerprint(target), n_heads=3,
+                         n_head=target.config.n_head, target_name="tiny target")
+    save_heads(folder / kind, net, config)
+    return for_target(target, folder / kind)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A tiny target (vocab 6, enumerable over three tokens) and both drafters on it."""
+    target = tiny_gpt2(20, vocab=6, n_layer=2, n_embd=16, n_positions=64, spread=0.5)
+    folder = tmp_path_factory.mktemp("heads")
+    return target, {kind: random_heads(target, kind, folder) for kind in KINDS}, folder
+
+
+PROMPTS = ([3], [1, 2, 3, 1, 2, 0, 4])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("prompt", PROMPTS, ids=("one-token prompt", "seven-token prompt"))
+def test_greedy_identity_chain_and_tree(small, kind, prompt):
+    target, drafters, _ = small
+    plain = autoregressive_generate(target, prompt, 24, GREEDY, seed=0).tokens
+    for gamma in (1, 2, 5):
+        res = speculative_generate(target, drafters[kind], prompt, gamma=gamma, max_new_tokens=24, sampling=GREEDY)
+        assert res.tokens == plain, f"{kind} chain, gamma {gamma}"
+    for shape, budget in (((2, 2, 1), None), ((3, 1), None), ((1, 1, 1, 1), 6)):
+        res = tree_generate(target, drafters[kind], prompt, shape=shape, node_budget=budget, max_new_tokens=24,
+                            sampling=GREEDY)
+        assert res.tokens == plain, f"{kind} tree {shape}, budget {budget}"
+
+
+def test_the_drafters_draft_and_the_target_accepts_some(small):
+    """Not a vacuous identity: the drafters propose tokens, and the rounds carry them."""
+    target, drafters, _ = small
+    for kind in KINDS:
+        res = speculative_generate(target, drafters[kind], PROMPTS[1], gamma=3, max_new_tokens=24, sampling=GREEDY)
+        assert sum(len(r.draft_tokens) for r in res.rounds) > 0
+
+
+# --- sampling: chi-square over whole three-token continuations --------------------------------------
+
+PROMPT, LENGTH, N = [1, 2, 3, 1, 2], 3, 6000
+SAMPLING = SamplingConfig(1.0)
+
+
+@torch.inference_mode()
+def exact_distribution(target) -> dict[tuple, float]:
+    vocab = target.config.vocab_size
+    probs = {(): 1.0}
+    for _ in range(LENGTH):
+        probs = {prefix + (y,): mass * float(p[y]) for prefix, mass in probs.items()
+                 for p in [to_probs(target(torch.tensor([PROMPT + list(prefix)])).logits[0, -1].double(), SAMPLING)]
+                 for y in range(vocab)}
+    return probs
+
+
+def draws(target, drafter, tree: bool) -> list[tuple]:
+    if tree:
+        return [tuple(tree_generate(target, drafter, PROMPT, shape=(2, 1), max_new_tokens=LENGTH, sampling=SAMPLING,
+                                    seed=i, trace=False).tokens) for i in range(N)]
+    return [tuple(speculative_generate(target, drafter, PROMPT, gamma=2, max_new_tokens=LENGTH, sampling=SAMPLING,
+                                       seed=i, trace=False).tokens) for i in range(N)]
+
+
+@pytest.fixture(scope="module")
+def exact(small):
+    return exact_distribution(small[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tree", (False, True), ids=("chain", "tree"))
+@pytest.mark.parametrize("kind", KINDS)
+def test_samples_follow_the_target(small, exact, kind, tree):
+    target, drafters, _ = small
+    p_value = chi_square_pvalue(draws(target, drafters[kind], tree), exact)
+    assert p_value > 1e-3, f"{kind} {'tree' if tree else 'chain'}: chi-square p = {p_value:.2e}"
+
+
+class ClaimsUniformQ:
+    """A broken control: drafts as the Medusa heads do but reports a uniform q, not the distribution
+    its drafts were drawn from."""
+
+    def __init__(self, inner):
+        self.inner, self.reads_target = inner, True
+        self.name, self.vocab_size, self.context_length = "broken", inner.vocab_size, inner.context_length
+
+    def start(self, vocab):
+        session = self.inner.start(vocab)
+        propose = session.propose
+
+        def wrong(*args, **kwargs) -> Proposal:
+            p = propose(*args, **kwargs)
+            return dataclasses.replace(p, q=torch.full_like(p.q, 1.0 / vocab))
+
+        session.propose = wrong
+        return session
+
+
+@pytest.mark.slow
+def test_a_drafter_whose_q_is_not_its_draw_fails_the_same_test(small, exact):
+    target, drafters, _ = small
+    p_value = chi_square_pvalue(draws(target, ClaimsUniformQ(drafters["medusa"]), tree=False), exact)
+    assert p_value < 1e-6, f"the broken control passed (p = {p_value:.2e})"
+
+
+# --- which target, and missing files ----------------------------------------------------------------
+
+def test_heads_refuse_a_target_they_were_not_trained_on(small):
+    target, _, folder = small
+    others = {"other weights": tiny_gpt2(21, vocab=6, n_layer=2, n_embd=16, n_positions=64, spread=0.5),
+              "another width": tiny_gpt2(20, vocab=6, n_layer=2, n_embd=8, n_positions=64, spread=0.5),
+              "another vocabulary": tiny_gpt2(20, vocab=7, n_layer=2, n_embd=16, n_positions=64, spread=0.5)}
+    for what, other in others.items():
+        for kind in KINDS:
+            with pytest.raises(ValueError, match="trained on tiny target"):
+                for_target(other, folder / kind)
+        drafters, notes = load_self_drafters(other, folder)
+        assert drafters == {} and len(notes) == 2, what
+    with pytest.raises(HeadsMismatch):
+        for_target(others["other weights"], folder / "eagle")
+
+
+def test_heads_refuse_at_generation_a_target_they_were_not_trained_on(small):
+    target, drafters, _ = small
+    narrower = tiny_gpt2(20, vocab=6, n_layer=2, n_embd=8, n_positions=64, spread=0.5)
+    other = tiny_gpt2(21, vocab=6, n_layer=2, n_embd=16, n_positions=64, spread=0.5)
+    for kind in KINDS:
+        with pytest.raises(ValueError, match="width"):
+            speculative_generate(narrower, drafters[kind], PROMPTS[1], gamma=3, max_new_tokens=5, sampling=GREEDY)
+        with pytest.raises(ValueError, match="other weights"):
+            tree_generate(other, drafters[kind], PROMPTS[1], shape=(2, 1), max_new_tokens=5, sampling=GREEDY)
+
+
+def test_missing_or_corrupt_files_leave_the_pair_usable(tmp_path, monkeypatch):
+    (tmp_path / "medusa").mkdir()
+    (tmp_path / "medusa" / "config.json").write_text("{not json")
+    monkeypatch.setitem(PAIRS, "shakespeare", dataclasses.replace(PAIRS["shakespeare"], heads=str(tmp_path)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pair = load_pair("shakespeare")
+    assert pair.self_drafters == {}
+    assert len(pair.notes) == 2 and any("Medusa" in n for n in pair.notes) and any("EAGLE" in n for n in pair.notes)
+    assert len(caught) >= 2
+    ids = pair.tokenizer.encode("ROMEO:")
+    assert len(speculative_generate(pair.target, pair.draft, ids, gamma=3, max_new_tokens=5).tokens) == 5
+
+
+def test_hub_pairs_carry_no_heads():
+    assert all(spec.heads is None for name, spec in PAIRS.items() if name != "shakespeare")
+
+
+def test_bundled_pair_has_both_drafters_and_they_are_exact(pair, prompt_ids):
+    assert set(pair.self_drafters) == {"medusa", "eagle"} and not pair.notes
+    plain = autoregressive_generate(pair.target, prompt_ids, 30, GREEDY).tokens
+    for kind, drafter in pair.self_drafters.items():
+        chain = speculative_generate(pair.target, drafter, prompt_ids, gamma=5, max_new_tokens=30, sampling=GREEDY)
+        tree = tree_generate(pair.target, drafter, prompt_ids, shape=(2, 2, 1, 1), max_new_tokens=30, sampling=GREEDY)
+        assert chain.tokens == plain and tree.tokens == plain, kind
+        assert chain.accepted > 0, f"the trained {kind} drafter never got a draft accepted"
+
+
+@pytest.mark.slow
+def test_train_heads_runs_end_to_end_and_its_heads_load(tmp_path, pair, prompt_ids):
+    """`specdec train heads --tiny`: features of the frozen bundled target, a few steps, exported heads
+    that load for that target and draft exactly."""
+    from specdec_core.tools.train.heads import main
+    main(["--tiny", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    drafters, notes = load_self_drafters(pair.target, tmp_path / "out")
+    assert set(drafters) == {"medusa", "eagle"} and not notes
+    assert drafters["eagle"].training["steps"] == 4
+    plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
+    assert speculative_generate(pair.target, drafters["medusa"], prompt_ids, gamma=3, max_new_tokens=12,
+                                sampling=GREEDY).tokens == plain
