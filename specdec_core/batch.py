@@ -76,9 +76,9 @@ def check_batch(target, drafter, prompts, gamma, max_new_tokens, sampling, seed)
         raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}], got {gamma!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**63 - len(prompts):
         raise ValueError(f"seed must be an integer in [0, 2**63 - {len(prompts)}] (row i uses seed + i), got {seed!r}")
-    if drafter is not None and reads_target(drafter) and not hasattr(drafter, "start_batch"):
-        raise ValueError(f"{drafter.name} reads the target's hidden states, and has no batched session "
-                         "(start_batch) to receive them row by row")
+    if drafter is not None and reads_target(drafter):  # the batched pass returns no hidden states yet
+        raise ValueError(f"{drafter.name} reads the target's hidden states, which batched decoding does not "
+                         "hand over yet: use speculative_generate or tree_generate for it")
     out = []
     for i, prompt in enumerate(prompts):
         try:

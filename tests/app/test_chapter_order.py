@@ -10,7 +10,8 @@ from ui import chapters
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 STORY = ["Home", "The Serial Tax", "A Round, Token by Token", "The α Dial", "Wall-Clock Race",
-         "Beyond One Guess: Token Trees", "Drafters That Read the Target", "Identical Outputs", "Where the Speedup Lives", "Impact & Lineage", "Key Takeaways",
+         "Beyond One Guess: Token Trees", "Drafters That Read the Target",
+         "Identical Outputs", "Where the Speedup Lives", "Impact & Lineage", "Key Takeaways",
          "Quiz"]
 
 

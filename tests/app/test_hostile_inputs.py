@@ -438,16 +438,20 @@ def test_a_page_waits_in_line_and_shows_its_place(monkeypatch):
     g = admission.gate()
     shown = []
     real = admission.queue_message
-    monkeypatch.setattr(admission, "queue_message", lambda *a: shown.append(a[:3]) or real(*a))
+
+    def queued(*a):  # the page shows its place: only then is the slot freed, however slow the machine
+        if not shown:
+            threading.Thread(target=g.release, kwargs={"weight": g.limit}).start()
+        shown.append(a[:3])
+        return real(*a)
+
+    monkeypatch.setattr(admission, "queue_message", queued)
     at = app("chapters/serial_tax.py", max_new=5)
     at.toggle(key="st_slow").set_value(False).run()
     blocker = g.enter(weight=g.limit)
     assert g.try_acquire(blocker)
-    threading.Timer(1.5, g.release, kwargs={"weight": g.limit}).start()
-    start = time.monotonic()
     at.button(key="st_run").click().run()
     assert not at.exception
-    assert time.monotonic() - start >= 1.4
     assert at.session_state["st_result"]["passes"] == 5
     assert shown and shown[0] == (0, g.limit, g.limit)  # next in line, every slot busy
     assert not any("Queued" in i.value for i in at.info)  # the message is gone once it ran

@@ -263,14 +263,20 @@ def test_drafter_window_counts(lean_pair):
         batch_generate(target, short, [[1] * 20], max_new_tokens=20)
 
 
-def test_a_drafter_reading_the_target_needs_a_batched_session(lean_pair):
-    target, _ = lean_pair
+def test_a_drafter_reading_the_target_is_refused_even_with_a_batched_session(lean_pair):
+    """The batched pass hands no features over, so a drafter that needs them must not run blind."""
+    target, draft = lean_pair
 
     class ReadsTarget(NgramDrafter):
         reads_target = True
 
+    class ReadsTargetBatched(ModelDrafter):
+        reads_target = True
+
     with pytest.raises(ValueError, match="reads the target's hidden states"):
         batch_generate(target, ReadsTarget(), PROMPTS)
+    with pytest.raises(ValueError, match="reads the target's hidden states"):
+        batch_generate(target, ReadsTargetBatched(draft), PROMPTS)
 
 
 @pytest.mark.parametrize("forward", ["core", "transformers"])
