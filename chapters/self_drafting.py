@@ -13,6 +13,7 @@ from ui import charts, demo, layout, models, palette, settings, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
 GAMMA = 5  # the Medusa heads draft at most five tokens a round (one per head)
+COIN_AUC = 0.5  # the AUC of a confidence that says nothing: a coin ranks an accepted draft above a rejected one half the time
 
 s = settings.current()
 pair = models.require_pair()
@@ -70,8 +71,8 @@ if any(summary.values()):
     if "val_eagle_agree" in t:
         rows.append({"drafter": "EAGLE drafter", "what": "the next token, from the target's true feature",
                      "agrees with the target's top token (held-out plays)": t["val_eagle_agree"]})
-    st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min on this kind of "
-               "2-core machine), on windows of the held-out plays (Macbeth, The Tempest):")
+    st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min of CPU training, the "
+               "target frozen), on windows of the held-out plays (Macbeth, The Tempest):")
     tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": ".1%"})
 
 st.subheader("One round, three drafters")
@@ -142,7 +143,8 @@ if stored:
     st.markdown("**Does a drafter know when it is right?** Each judged draft binned by the drafter's own top "
                 "probability, against how often the target accepted drafts in that bin. A drafter whose curve rises "
                 "steeply can stop a round early or grow a tree where it is sure (EAGLE-2's observation). The AUC is "
-                "the chance that an accepted draft had a higher confidence than a rejected one: 0.5 is a coin.")
+                "the chance that an accepted draft had a higher confidence than a rejected one: "
+                f"{COIN_AUC} is a coin.")
     fig_c = make_subplots(rows=1, cols=len(rows), shared_yaxes=True,
                           subplot_titles=[f"{r['drafter']} (AUC {r['auc_top']:.2f})" if r["auc_top"] == r["auc_top"]
                                           else f"{r['drafter']} (no AUC: no draft rejected)" for r in rows])

@@ -78,7 +78,7 @@ def test_cli_takes_a_policy_and_reports_the_metrics(small_pair, monkeypatch, cap
             self.tokenizer = type("T", (), {"encode": staticmethod(lambda s: [1, 2, 3]),
                                             "decode": staticmethod(lambda ids: " ".join(map(str, ids)))})()
 
-    monkeypatch.setattr(cli, "load_pair", lambda name: Pair())
+    monkeypatch.setattr(cli, "load_pair", lambda name, **options: Pair())
     assert cli.main(["generate", "--prompt", "x", "--policy", "heuristic", "--gamma", "2", "--max-gamma", "5",
                      "--max-new-tokens", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
