@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
-from .drafters import ModelDrafter, Proposal, as_drafter, reads_target
+from .drafters import ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
 from .lm import vocab_size
 from .policies import MAX_GAMMA
@@ -92,7 +92,7 @@ def check_batch(target, drafter, prompts, gamma, max_new_tokens, sampling, seed)
 
 class BatchModelDraftSession:
     """A model drafter for all rows at once: one drafter pass per draft position over the rows still
-    drafting, each row's cache synced to its own context first (as a single session's `_sync`)."""
+    drafting, each row's cache synced to its own context first (as a single session's, by `drafters.shared_prefix`)."""
 
     def __init__(self, drafter: ModelDrafter, rows: int):
         self.lm = BatchLM(drafter.model, rows, drafter.forward)
@@ -104,8 +104,7 @@ class BatchModelDraftSession:
 
     def _sync(self, row: int, context: list[int]) -> list[int]:
         fed = self.fed[row]
-        n = min(len(fed), len(context) - 1)
-        common = n if fed[:n] == context[:n] else next(i for i in range(n) if fed[i] != context[i])
+        common = shared_prefix(fed, context)
         self.lm.rollback(row, len(fed) - common)
         del fed[common:]
         return context[common:]

@@ -21,34 +21,16 @@ import torch
 import torch.nn.functional as F
 from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
 
-from .lm import FORWARDS
+from .lm import FORWARDS, GPT2Weights, context_length, lean_gpt2
 
 KEEP = ("all", "last", None)  # which logits a pass returns per row: every fed position, the last, none
 
 
-def lean_supported(model) -> bool:
-    """A plain GPT-2 the lean batched pass reproduces (the same conditions as lm's lean single pass)."""
-    cfg = model.config
-    return (type(model) is GPT2LMHeadModel and not model.training
-            and getattr(cfg, "_attn_implementation", None) == "sdpa" and cfg.activation_function == "gelu_new"
-            and not cfg.add_cross_attention and not cfg.scale_attn_by_inverse_layer_idx
-            and not cfg.reorder_and_upcast_attn and model.lm_head.bias is None)
-
-
-class _BatchGPT2:
+class _BatchGPT2(GPT2Weights):
     """GPT-2 passes over B rows of a KV cache: per layer (rows, capacity, H, D) keys and values."""
 
     def __init__(self, model: GPT2LMHeadModel, rows: int):
-        gpt = model.transformer
-        self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
-        self.n_head = model.config.n_head
-        self.head_dim = self.embed_dim // self.n_head
-        self.max_positions = gpt.wpe.weight.shape[0]
-        self.wte, self.wpe, self.lm_head = gpt.wte.weight, gpt.wpe.weight, model.lm_head.weight
-        self.ln_f = (gpt.ln_f.weight, gpt.ln_f.bias)
-        self.blocks = [(b.ln_1.weight, b.ln_1.bias, b.attn.c_attn.weight, b.attn.c_attn.bias, b.attn.scaling,
-                        b.attn.c_proj.weight, b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias,
-                        b.mlp.c_fc.weight, b.mlp.c_fc.bias, b.mlp.c_proj.weight, b.mlp.c_proj.bias) for b in gpt.h]
+        super().__init__(model)
         self.slot = list(range(rows))  # row -> its index in the buffers (None once retired)
         self.keys: list[torch.Tensor] = [self._empty(rows, 0) for _ in self.blocks]
         self.values: list[torch.Tensor] = [self._empty(rows, 0) for _ in self.blocks]
@@ -162,7 +144,7 @@ class _BatchForward:
         dtype = next(self.model.parameters()).dtype
         additive = torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)
         out = self.model(input_ids=ids.to(self.device), attention_mask=additive[:, None].to(self.device),
-                         position_ids=positions.clamp(max=_max_positions(self.model) - 1).to(self.device),
+                         position_ids=positions.clamp(max=context_length(self.model) - 1).to(self.device),
                          past_key_values=self.cache, use_cache=True)
         self.cache = out.past_key_values
         self.seen = torch.cat([self.seen, fed], dim=1)
@@ -179,14 +161,6 @@ class _BatchForward:
             self.seen[row, slots] = False
 
 
-def _max_positions(model) -> int:
-    for name in ("n_positions", "max_position_embeddings", "n_ctx"):
-        value = getattr(model.config, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return 2**31
-
-
 class BatchLM:
     """B rows fed together: `extend({row: tokens})` is ONE forward pass over every row it names."""
 
@@ -195,7 +169,7 @@ class BatchLM:
             raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model
         self.device = next(model.parameters()).device
-        lean = forward == "core" and lean_supported(model)
+        lean = forward == "core" and lean_gpt2(model)
         self._pass = _BatchGPT2(model, rows) if lean else _BatchForward(model, rows)
         self.lengths = [0] * rows  # tokens in each row's cache
         self.live = [True] * rows

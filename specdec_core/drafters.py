@@ -73,8 +73,18 @@ def reads_target(drafter) -> bool:
     return bool(getattr(drafter, "reads_target", False))
 
 
-def _one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
+def one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
+    """(n, V) the greedy q of drafts x_1..x_n: one-hot rows on the drafted tokens."""
     return torch.zeros(len(tokens), vocab).scatter_(-1, torch.tensor(tokens, dtype=torch.long).view(-1, 1), 1.0)
+
+
+def shared_prefix(fed: list[int], context: list[int]) -> int:
+    """How many leading tokens a drafter's cache (`fed`) shares with `context`, leaving at least the
+    context's last token to feed (the next draft needs the logits after it)."""
+    n = min(len(fed), len(context) - 1)
+    if fed[:n] == context[:n]:  # the usual case, settled by one list comparison in C
+        return n
+    return next(i for i in range(n) if fed[i] != context[i])
 
 
 # --- a small causal LM as drafter -------------------------------------------------------------------
@@ -108,11 +118,7 @@ class _ModelDraftSession:
     def _sync(self, context: list[int]) -> list[int]:
         """Roll the cache back to the longest prefix it shares with `context` (keeping at least one
         token to feed, since we need logits after the last one); return the tokens still to feed."""
-        n = min(len(self.fed), len(context) - 1)
-        if self.fed[:n] == context[:n]:  # the usual case, settled by one list comparison in C
-            common = n
-        else:
-            common = next(i for i in range(n) if self.fed[i] != context[i])
+        common = shared_prefix(self.fed, context)
         self.lm.rollback(len(self.fed) - common)
         del self.fed[common:]
         return context[common:]
@@ -138,7 +144,7 @@ class _ModelDraftSession:
             feed = [x]
         logits = torch.stack(logits_rows)  # (n, V), n <= gamma
         # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
-        q = _one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
+        q = one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
         self.cache_log = (before, kept, len(self.fed))
         return Proposal(tokens, q, logits, pass_s)
 
@@ -220,7 +226,7 @@ class _NgramSession:
     def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
         # keep_drafting is not consulted: a lookup has no distribution, so no confidence to lose
         tokens = self.lookup(context, gamma)
-        return Proposal(tokens, _one_hot(tokens, self.vocab))
+        return Proposal(tokens, one_hot(tokens, self.vocab))
 
     def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
         """A lookup has one continuation: a chain-shaped tree, each node's q one-hot on its token."""
@@ -278,7 +284,7 @@ def chain_tree(tokens: list[int], vocab: int) -> DraftTree:
     drafters without a distribution, whose tree has one branch."""
     tree = DraftTree()
     for i, x in enumerate(tokens):
-        tree.q[i - 1] = _one_hot([x], vocab)[0]
+        tree.q[i - 1] = one_hot([x], vocab)[0]
         tree.add(i - 1, x, 1.0)
     return tree
 

@@ -36,7 +36,32 @@ def vocab_size(model: PreTrainedModel) -> int:
     return int(model.get_output_embeddings().weight.shape[0])
 
 
-class _GPT2Pass:
+def lean_gpt2(model) -> bool:
+    """Whether `model` is a plain GPT-2 that the lean passes (this module's and batch_lm's) reproduce op for op."""
+    cfg = model.config
+    return (type(model) is GPT2LMHeadModel and not model.training
+            and getattr(cfg, "_attn_implementation", None) == "sdpa" and cfg.activation_function == "gelu_new"
+            and not cfg.add_cross_attention and not cfg.scale_attn_by_inverse_layer_idx
+            and not cfg.reorder_and_upcast_attn and model.lm_head.bias is None)
+
+
+class GPT2Weights:
+    """The tensors of a plain GPT-2 that a lean pass reads: shared with the model, never copied or written."""
+
+    def __init__(self, model: GPT2LMHeadModel):
+        gpt = model.transformer
+        self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
+        self.n_head = model.config.n_head
+        self.head_dim = self.embed_dim // self.n_head
+        self.max_positions = gpt.wpe.weight.shape[0]
+        self.wte, self.wpe, self.lm_head = gpt.wte.weight, gpt.wpe.weight, model.lm_head.weight
+        self.ln_f = (gpt.ln_f.weight, gpt.ln_f.bias)
+        self.blocks = [(b.ln_1.weight, b.ln_1.bias, b.attn.c_attn.weight, b.attn.c_attn.bias, b.attn.scaling,
+                        b.attn.c_proj.weight, b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias,
+                        b.mlp.c_fc.weight, b.mlp.c_fc.bias, b.mlp.c_proj.weight, b.mlp.c_proj.bias) for b in gpt.h]
+
+
+class _GPT2Pass(GPT2Weights):
     """GPT-2 forward passes over a KV cache, without transformers' per-call machinery.
 
     Why: for models this small, transformers' forward spends more time in Python (config lookups,
@@ -55,25 +80,8 @@ class _GPT2Pass:
     Buffers grow by doubling; a rollback only moves `length`.
     """
 
-    @staticmethod
-    def supports(model) -> bool:
-        cfg = model.config
-        return (type(model) is GPT2LMHeadModel and not model.training
-                and getattr(cfg, "_attn_implementation", None) == "sdpa" and cfg.activation_function == "gelu_new"
-                and not cfg.add_cross_attention and not cfg.scale_attn_by_inverse_layer_idx
-                and not cfg.reorder_and_upcast_attn and model.lm_head.bias is None)
-
     def __init__(self, model: GPT2LMHeadModel):
-        gpt = model.transformer
-        self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
-        self.n_head = model.config.n_head
-        self.head_dim = self.embed_dim // self.n_head
-        self.max_positions = gpt.wpe.weight.shape[0]
-        self.wte, self.wpe, self.lm_head = gpt.wte.weight, gpt.wpe.weight, model.lm_head.weight
-        self.ln_f = (gpt.ln_f.weight, gpt.ln_f.bias)
-        self.blocks = [(b.ln_1.weight, b.ln_1.bias, b.attn.c_attn.weight, b.attn.c_attn.bias, b.attn.scaling,
-                        b.attn.c_proj.weight, b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias,
-                        b.mlp.c_fc.weight, b.mlp.c_fc.bias, b.mlp.c_proj.weight, b.mlp.c_proj.bias) for b in gpt.h]
+        super().__init__(model)
         self.cache: list[torch.Tensor] = []  # per layer (capacity, 3E): q | k | v of every fed position
         self.heads: list[torch.Tensor] = []  # per layer the same memory as (3, 1, H, capacity, D)
         self._causal: torch.Tensor | None = None  # (max_positions, max_positions) bool, lower triangle
@@ -168,7 +176,7 @@ class CachedLM:
             raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model
         self.device = next(model.parameters()).device
-        fast = forward == "core" and _GPT2Pass.supports(model)
+        fast = forward == "core" and lean_gpt2(model)
         self._gpt2 = _GPT2Pass(model) if fast else None
         self.cache = None if fast else DynamicCache(config=model.config)  # transformers' cache, other models
         self.length = 0  # tokens in the cache

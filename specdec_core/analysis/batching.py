@@ -260,8 +260,8 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
         share = 0.8 / len(batch_sizes)
         runs = contest(contestants, repeats, hold=hold, progress=report(0.2 + share * n, 0.2 + share * (n + 1)))
         plain, spec = runs.results["plain"], runs.results["speculative"]
-        drafted = sum(len(rt.draft_tokens) for r in spec for res in r.results for rt in res.rounds)
-        accepted = sum(rt.n_accepted for r in spec for res in r.results for rt in res.rounds)
+        drafted = sum(res.drafted for r in spec for res in r.results)
+        accepted = sum(res.accepted for r in spec for res in r.results)
         rows.append(BatchRow(
             b, gamma, runs.measured("plain", _decode_tps), runs.measured("speculative", _decode_tps),
             runs.ratios("speculative", "plain", _decode_tps),

@@ -14,12 +14,12 @@ import time
 import torch
 import torch.nn.functional as F
 
-from ..drafters import Proposal
+from ..drafters import Proposal, one_hot
 from ..sampling import SamplingConfig, sample, to_probs
 from ..tree_draft import DraftTree, draft_tree
 from .files import check_target
 from .nets import EagleNet, HeadsConfig, target_fingerprint
-from .observe import FeatureLog, one_hot
+from .observe import FeatureLog
 
 
 class EagleDrafter:

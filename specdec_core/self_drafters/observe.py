@@ -1,11 +1,5 @@
 """The target's features as a session sees them: one row per committed token but the last."""
 import torch
-import torch.nn.functional as F
-
-
-def one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
-    """(n, V) greedy q: one-hot rows on the drafted tokens."""
-    return F.one_hot(torch.tensor(tokens, dtype=torch.long), vocab).float()
 
 
 class FeatureLog:

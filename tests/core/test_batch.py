@@ -2,10 +2,8 @@
 decoding whatever the neighbours; sampled rows follow the target's exact distribution over three
 tokens (chi-square) with other prompts in the batch; a batch whose rows share one rollback fails
 both; seeds reproduce; bad input is refused before any pass, naming the prompt at fault."""
-import numpy as np
 import pytest
 import torch
-from scipy import stats
 
 from specdec_core import (
     GREEDY,
@@ -20,8 +18,8 @@ from specdec_core import (
 from specdec_core import batch as batch_module
 from specdec_core.batch_lm import BatchLM
 from specdec_core.lm import CachedLM
-from specdec_core.sampling import to_probs
 from tests.conftest import tiny_gpt2
+from tests.core.exactness import chi_square_pvalue, exact_distribution
 
 PROMPTS = [[1, 2, 3], [5], [7, 8, 9, 10, 11, 12, 13], [4, 4], [30, 2, 30, 2, 30]]  # ragged
 
@@ -135,36 +133,6 @@ def vocab8_pair():
     return tiny_gpt2(0), tiny_gpt2(1)
 
 
-@torch.inference_mode()
-def exact_distribution(target, sampling) -> dict[tuple, float]:
-    probs = {(): 1.0}
-    for _ in range(LENGTH):
-        nxt = {}
-        for prefix, mass in probs.items():
-            p = to_probs(target(torch.tensor([PROMPT + list(prefix)])).logits[0, -1].double(), sampling).double()
-            for y in range(target.config.vocab_size):
-                nxt[prefix + (y,)] = mass * float(p[y])
-        probs = nxt
-    return probs
-
-
-def chi_square_pvalue(samples: list[tuple], exact: dict[tuple, float]) -> float:
-    """Pearson's chi-square, pooling outcomes expected fewer than 5 times; 0 for an impossible outcome."""
-    counts = {}
-    for s in samples:
-        counts[s] = counts.get(s, 0) + 1
-    if any(exact.get(s, 0) == 0 for s in counts):
-        return 0.0
-    n = len(samples)
-    big = [s for s, pr in exact.items() if pr * n >= 5]
-    small = [s for s, pr in exact.items() if 0 < pr * n < 5]
-    obs = [counts.get(s, 0) for s in big] + [sum(counts.get(s, 0) for s in small)]
-    exp = [exact[s] * n for s in big] + [sum(exact[s] for s in small) * n]
-    if exp[-1] == 0:
-        obs, exp = obs[:-1], exp[:-1]
-    return float(stats.chisquare(obs, np.array(exp) * (sum(obs) / sum(exp))).pvalue)
-
-
 def batched_samples(target, drafter, sampling) -> list[tuple]:
     prompts = [PROMPT, NEIGHBOURS[0], PROMPT, NEIGHBOURS[1], PROMPT, NEIGHBOURS[2]]
     out = []
@@ -183,7 +151,7 @@ SAMPLINGS = {"temperature 1": SamplingConfig(1.0), "temperature 0.7, top-k 4": S
 def test_speculative_rows_follow_the_target(vocab8_pair, name):
     target, draft = vocab8_pair
     sampling = SAMPLINGS[name]
-    p_value = chi_square_pvalue(batched_samples(target, draft, sampling), exact_distribution(target, sampling))
+    p_value = chi_square_pvalue(batched_samples(target, draft, sampling), exact_distribution(target, PROMPT, LENGTH, sampling))
     assert p_value > 1e-3, f"{name}: chi-square p = {p_value:.2e}"
 
 
@@ -191,7 +159,7 @@ def test_speculative_rows_follow_the_target(vocab8_pair, name):
 def test_plain_rows_follow_the_target(vocab8_pair):
     target, _ = vocab8_pair
     sampling = SamplingConfig(1.0)
-    p_value = chi_square_pvalue(batched_samples(target, None, sampling), exact_distribution(target, sampling))
+    p_value = chi_square_pvalue(batched_samples(target, None, sampling), exact_distribution(target, PROMPT, LENGTH, sampling))
     assert p_value > 1e-3, f"chi-square p = {p_value:.2e}"
 
 
@@ -199,7 +167,7 @@ def test_plain_rows_follow_the_target(vocab8_pair):
 def test_shared_rollback_fails_the_chi_square(vocab8_pair, shared_rollback):
     target, draft = vocab8_pair
     sampling = SamplingConfig(1.0)
-    p_value = chi_square_pvalue(batched_samples(target, draft, sampling), exact_distribution(target, sampling))
+    p_value = chi_square_pvalue(batched_samples(target, draft, sampling), exact_distribution(target, PROMPT, LENGTH, sampling))
     assert p_value < 1e-3, f"the broken batch passed: chi-square p = {p_value:.2e}"
 
 

@@ -10,12 +10,12 @@ import torch
 from specdec_core import SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
 from specdec_core.drafters import Proposal
 from specdec_core.pairs import PAIRS, load_pair
-from specdec_core.sampling import GREEDY, to_probs
+from specdec_core.sampling import GREEDY
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
 from specdec_core.self_drafters.files import save_heads
 from specdec_core.self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from tests.conftest import tiny_gpt2
-from tests.core.test_core_exactness import chi_square_pvalue
+from tests.core.exactness import chi_square_pvalue, exact_distribution
 
 KINDS = ("medusa", "eagle")
 
@@ -74,17 +74,6 @@ PROMPT, LENGTH, N = [1, 2, 3, 1, 2], 3, 6000
 SAMPLING = SamplingConfig(1.0)
 
 
-@torch.inference_mode()
-def exact_distribution(target) -> dict[tuple, float]:
-    vocab = target.config.vocab_size
-    probs = {(): 1.0}
-    for _ in range(LENGTH):
-        probs = {prefix + (y,): mass * float(p[y]) for prefix, mass in probs.items()
-                 for p in [to_probs(target(torch.tensor([PROMPT + list(prefix)])).logits[0, -1].double(), SAMPLING)]
-                 for y in range(vocab)}
-    return probs
-
-
 def draws(target, drafter, tree: bool) -> list[tuple]:
     if tree:
         return [tuple(tree_generate(target, drafter, PROMPT, shape=(2, 1), max_new_tokens=LENGTH, sampling=SAMPLING,
@@ -95,7 +84,7 @@ def draws(target, drafter, tree: bool) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def exact(small):
-    return exact_distribution(small[0])
+    return exact_distribution(small[0], PROMPT, LENGTH, SAMPLING)
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import torch
 
 from .corpus import load_plays, split_plays
 from .lm import ModelShape, TrainSettings, new_model, train
+from .runlog import run_log
 from .tokenizer import load_tokenizer, train_tokenizer
 
 TARGET = ModelShape(n_layer=8, n_embd=384, n_head=6)
@@ -78,14 +79,7 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    args.run.mkdir(parents=True, exist_ok=True)
-    logfile = (args.run / "train.log").open("a")
-
-    def log(msg):
-        line = f"{time.strftime('%H:%M:%S')} {msg}"
-        print(line, flush=True)
-        logfile.write(line + "\n")
-        logfile.flush()
+    log = run_log(args.run)
 
     prepare(args.run, args.tiny, log)
     tok = load_tokenizer(args.run / "tokenizer")

@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from ...self_drafters.files import save_heads
 from ...self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from .corpus import load_plays, split_plays
+from .runlog import run_log
 
 
 @dataclass
@@ -126,14 +127,7 @@ def main(argv=None) -> None:
     s = TINY if args.tiny else HeadsSettings()
     if args.steps:
         s.steps = args.steps
-    args.run.mkdir(parents=True, exist_ok=True)
-    logfile = (args.run / "train.log").open("a")
-
-    def log(msg):
-        line = f"{time.strftime('%H:%M:%S')} {msg}"
-        print(line, flush=True)
-        logfile.write(line + "\n")
-        logfile.flush()
+    log = run_log(args.run)
 
     from transformers import AutoModelForCausalLM, AutoTokenizer
     target = AutoModelForCausalLM.from_pretrained(args.target, dtype=torch.float32).eval()
