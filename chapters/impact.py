@@ -5,7 +5,7 @@ from plotly.subplots import make_subplots
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import batch_section, charts, chips, demo, layout, measure, models, settings, tables
+from ui import batch_section, charts, chips, demo, layout, measure, models, palette, settings, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -115,7 +115,8 @@ if stored:
               "range over the runs": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}"} for r in rows]
     tables.show(table, key="im_table")
     names = [r["drafter"] for r in rows]
-    colors = [chips.KINDS[k].color for k in ("accepted", "bonus", "corrective", "rejected", "drafted")][:len(rows)]
+    # one colour per drafter, however many the pair offers (the names on the axis carry the meaning)
+    colors = [palette.color(palette.CATEGORICAL[i % len(palette.CATEGORICAL)]) for i in range(len(rows))]
     fig = make_subplots(rows=1, cols=3, subplot_titles=("measured α", "tokens per target pass", "speedup (×)"))
     for col, key in enumerate(("alpha", "tokens_per_pass", "speedup"), start=1):
         fig.add_bar(x=names, y=[r[key] if r[key] == r[key] else 0 for r in rows], marker_color=colors, row=1, col=col,

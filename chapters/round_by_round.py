@@ -231,8 +231,7 @@ def round_view() -> None:
                           legend=dict(orientation="h", y=-0.25), xaxis=dict(type="category"))
         st.plotly_chart(fig, key="rr_bars")
     with right:
-        st.dataframe(tables.readable(frame, {c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u", overlap_col)}),
-                     hide_index=True, key="rr_positions")
+        tables.show(frame, key="rr_positions", formats={c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u", overlap_col)})
         if verified and r.overlap:
             st.caption(f"{layout.measured_badge()} The last column is this round's α at each position, from the full "
                        "rows of p and q: Σ min(p, q), the chance that a draft drawn from q passes. It equals 1 − TV(p, q), "

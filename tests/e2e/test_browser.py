@@ -131,10 +131,13 @@ def impact(page):
 def quiz(page):
     """Answer the first question, whichever kind the seed put first: a choice, or a number."""
     choices = page.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label')
+    number = '[data-testid="stMain"] [data-testid="stNumberInput"] input'
+    # wait until the question's answer box is drawn, whichever kind it is (counting does not wait)
+    page.locator(f'[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label, {number}').first.wait_for()
     if choices.count():
         choices.first.click()
     else:
-        box = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"] input').first
+        box = page.locator(number).first
         box.fill("2")
         box.press("Enter")
     wait_idle(page, after_action=True)
