@@ -16,7 +16,8 @@ from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import EXACT, Rows, Rule, verify
 from tests.conftest import tiny_gpt2
-from tests.core.test_core_exactness import chi_square_pvalue, draw, exact_distribution
+from tests.core.exactness import chi_square_pvalue, exact_distribution
+from tests.core.test_core_exactness import LENGTH, PROMPT, draw
 from tests.core.test_core_greedy import prompts
 from tests.core.test_core_rule import KINDS, random_pair
 
@@ -174,7 +175,8 @@ def test_exact_match_accepts_sum_pq_less_than_sum_min():
 def test_exact_rules_pass_the_chi_square_test(sharp_pair, rule):
     target, draft = sharp_pair
     sampling = SamplingConfig(1.0)
-    assert chi_square_pvalue(draw(target, draft, sampling, rule, n=N), exact_distribution(target, sampling)) > 1e-3
+    exact = exact_distribution(target, PROMPT, LENGTH, sampling)
+    assert chi_square_pvalue(draw(target, draft, sampling, rule, n=N), exact) > 1e-3
 
 
 def test_exact_match_accepts_less_and_the_lossy_rules_more(sharp_pair):
@@ -192,7 +194,7 @@ def test_exact_match_accepts_less_and_the_lossy_rules_more(sharp_pair):
 def test_lossy_rule_fails_the_chi_square_test(sharp_pair, rule):
     target, draft = sharp_pair
     sampling = SamplingConfig(1.0)
-    p_value = chi_square_pvalue(draw(target, draft, sampling, rule, n=N), exact_distribution(target, sampling))
+    p_value = chi_square_pvalue(draw(target, draft, sampling, rule, n=N), exact_distribution(target, PROMPT, LENGTH, sampling))
     assert p_value < 1e-6, f"{rule.name} passed the test (p = {p_value:.2e})"
 
 

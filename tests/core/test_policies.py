@@ -22,7 +22,8 @@ from specdec_core.policies import (
     confidence,
 )
 from specdec_core.sampling import GREEDY
-from tests.core.test_core_exactness import LENGTH, PROMPT, chi_square_pvalue, exact_distribution
+from tests.core.exactness import chi_square_pvalue, exact_distribution
+from tests.core.test_core_exactness import LENGTH, PROMPT
 
 N_SAMPLES = 20_000
 SAMPLING = SamplingConfig(1.0)
@@ -67,7 +68,7 @@ def draw(target, drafter, policy, n=N_SAMPLES, sampling=SAMPLING):
 def test_policy_samples_follow_target(tiny_pair, name):
     target, draft = tiny_pair
     samples, shapes = draw(target, draft, SMALL[name])
-    p_value = chi_square_pvalue(samples, exact_distribution(target, SAMPLING))
+    p_value = chi_square_pvalue(samples, exact_distribution(target, PROMPT, LENGTH, SAMPLING))
     assert p_value > 1e-3, f"{name}: chi-square p = {p_value:.2e}"
     if name != "constant":  # the policy did vary its rounds (their gamma, or the drafts made) in these generations
         assert len({g for g, _, _ in shapes}) >= 2 or len({d for _, d, _ in shapes if d > 0}) >= 2, \
@@ -81,7 +82,7 @@ def test_peeking_policy_fails_the_same_test(tiny_pair):
     """The test has power over policies: one that reads the coming verdict and rerolls it is caught."""
     target, draft = tiny_pair
     samples, _ = draw(target, draft, PeekingPolicy(target, draft, SAMPLING, max_gamma=2))
-    p_value = chi_square_pvalue(samples, exact_distribution(target, SAMPLING))
+    p_value = chi_square_pvalue(samples, exact_distribution(target, PROMPT, LENGTH, SAMPLING))
     assert p_value < 1e-6, f"the peeking policy passed the test (p = {p_value:.2e})"
 
 
@@ -92,7 +93,7 @@ def test_a_subtle_peek_is_caught_with_twice_the_samples(tiny_pair):
     but not clearly; at 40,000 it is unmistakable (p = 1e-20 when written)."""
     target, draft = tiny_pair
     samples, _ = draw(target, draft, PeekingPolicy(target, draft, SAMPLING, max_gamma=2, reroll=False), n=2 * N_SAMPLES)
-    p_value = chi_square_pvalue(samples, exact_distribution(target, SAMPLING))
+    p_value = chi_square_pvalue(samples, exact_distribution(target, PROMPT, LENGTH, SAMPLING))
     assert p_value < 1e-6, f"the subtle peeking policy passed the test (p = {p_value:.2e})"
 
 

@@ -1,7 +1,6 @@
 """Token trees: the tree pass and its cache, greedy identity, exact sampling, and the broken rules failing."""
 import pytest
 import torch
-from test_core_exactness import chi_square_pvalue
 
 from specdec_core import (
     GREEDY,
@@ -16,6 +15,7 @@ from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKE
 from specdec_core.lm import CachedLM
 from specdec_core.sampling import to_probs
 from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, TreeRule, tree_size
+from tests.core.exactness import chi_square_pvalue
 
 SHAPES = [(1,), (2,), (2, 2, 1, 1), (3, 1, 2), (1, 1, 1, 1, 1)]
 
