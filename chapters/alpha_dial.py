@@ -9,7 +9,7 @@ from specdec_core.analysis import drafter_rounds
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import calibration, measured_alpha
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
-from specdec_core.policies import POLICIES, Costs, describe, with_costs
+from specdec_core.policies import ADAPTIVE, POLICIES, Costs, describe, with_costs
 from ui import admission, charts, chips, demo, layout, measure, models, operator, paper, settings, tables
 
 GAMMA_AXIS = list(range(1, 21))
@@ -19,8 +19,6 @@ ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
 TIMED_TOKENS, TIMING_REPEATS = 64, 3  # the wall-clock comparison: tokens per run, interleaved repetitions
 PAPER_TABLE_1, PAPER_TABLE_2 = paper.TABLE_1, paper.TABLE_2
-# The policies raced against fixed γ, with their defaults.
-ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")
 DRAFTER_COLORS = [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]
 
 s = settings.current()
@@ -375,7 +373,11 @@ else:
                    "accepted drafts plus the corrective or bonus token); the oracle bound is the cost model's "
                    "speedup had every round drafted exactly the drafts that were accepted, a ceiling no policy "
                    "that cannot see the verdict can reach. The machine is shared: a wide range is a finding "
-                   "about the machine, not about the policy.")
+                   "about the machine, not about the policy. The sidebar's *adaptive default* for this drafter "
+                   f"is *{describe(POLICIES[pair.adaptive_policy()]())}*"
+                   + (f", the adaptive policy that measured best against every fixed γ in the benchmark "
+                      f"(`specdec bench-policies --record`, {pair.adaptive_choices['draft']['when']})."
+                      if "draft" in pair.adaptive_choices else ", the built-in choice (not measured for this pair)."))
 
     st.markdown("**Why a confidence stop works, or does not, for this drafter.** A confidence stop pays off "
                 "only if the drafter's confidence predicts the target's verdict: low confidence should mean "

@@ -90,14 +90,24 @@ drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()}
             **{f"reads the target: {label}": d for label, d in (("Medusa heads", pair.self_drafters.get("medusa")),
                                                                 ("EAGLE drafter", pair.self_drafters.get("eagle"))) if d},
             NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
-st.caption(f"Every drafter drafts with the same length policy ({s.describe_policy()}) for the same target, prompt, "
+# Each drafter's key in the pair's record of adaptive defaults (pairs.ModelPair.adaptive_policy).
+record_keys = {f"model: {next(iter(pair.drafts))}": "draft", "reads the target: Medusa heads": "medusa",
+               "reads the target: EAGLE drafter": "eagle"}
+if s.policy == settings.ADAPTIVE_DEFAULT:
+    length_text = ("Each drafter drafts with the adaptive policy measured best for it (" + "; ".join(
+        f"{label}: {s.describe_policy(pair, record_keys[label])}" for label in drafters if label in record_keys)
+        + f"; any other drafter: {s.describe_policy(pair, '')}, the built-in choice)")
+else:
+    length_text = f"Every drafter drafts with the same length policy ({s.describe_policy()})"
+st.caption(f"{length_text} for the same target, prompt, "
            f"{s.describe_sampling()} and seed {s.seed}; {max_new} tokens. Plain decoding and every drafter run in turn, "
            f"{SHOOTOUT_REPEATS} times over in alternating order; a speedup is the median over those repetitions of plain "
            "time / drafter time (prompt processing excluded). c comes from the draft passes these runs made, once a "
            "round has warmed the drafter up (its first passes, slower after the target's pass, count in the speedup "
            "but not in c), so two drafters of one architecture get the same c.")
 signature = (models.pair_key(pair), s.signature(), which)
-policy = measure.planning_policy(pair, s.draft_policy)  # plans with this machine's c and v
+policy = {label: measure.planning_policy(pair, s.for_drafter(pair, record_keys.get(label, "")).draft_policy)
+          for label in drafters}  # each plans with this machine's c and v
 demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
          slot=False, type="primary", icon=":material/emoji_events:",
          work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, policy, max_new,

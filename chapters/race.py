@@ -32,13 +32,13 @@ layout.intro(
     "Then open the simulated race and compare its two speculative lanes.")
 
 profile = measure.cost_profile(pair)
-policy = measure.planning_policy(pair, s.draft_policy)  # plans with this machine's c and v
+policy = measure.planning_policy(pair, s.for_drafter(pair).draft_policy)  # plans with this machine's c and v
 signature = (models.pair_key(pair), s.signature())
 
 
 # --- live race ---------------------------------------------------------------------------------------
 st.subheader("Live, on this machine")
-st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy()}, "
+st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy(pair)}, "
            f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens (end-of-text does not stop a "
            f"lane, so both make the same number). Each press races the two lanes {race.RACE_REPEATS} times, taking "
            f"turns to go first (up to {race.RACE_MAX_REPEATS} times while the races disagree, as on a machine busy "

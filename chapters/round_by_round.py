@@ -79,11 +79,12 @@ which = "draft"
 if pair.self_drafters:  # the bundled pair also has drafters that read the target (chapter: Drafters That Read the Target)
     labels = {"draft": next(iter(pair.drafts)), **{k: SELF_DRAFTERS.get(k, k) for k in pair.self_drafters}}
     which = st.radio("Drafter", list(labels), format_func=labels.get, horizontal=True, key="rr_drafter")
+chosen = s.for_drafter(pair, which)  # the adaptive default is the policy measured best for this drafter
 try:
     with st.spinner("Generating the rounds…", show_time=True):
-        result = generation(models.pair_key(pair), tuple(ids), s.policy_args, s.max_new_tokens, s.temperature, s.top_k,
-                            s.top_p, s.effective_seed, pair,
-                            measure.planning_policy(pair, make_policy(*s.policy_args)), which)
+        result = generation(models.pair_key(pair), tuple(ids), chosen.policy_args, s.max_new_tokens, s.temperature,
+                            s.top_k, s.top_p, s.effective_seed, pair,
+                            measure.planning_policy(pair, make_policy(*chosen.policy_args)), which)
 except ValueError as err:
     st.error(f"Could not generate: {err}")
     st.stop()
@@ -93,7 +94,7 @@ if st.session_state.get("rr_signature") != signature:
     st.session_state["rr_signature"] = signature
     st.session_state["rr_cursor"] = Cursor()
 
-st.caption(f"Pair **{pair.name}** · {s.describe_policy()} · {s.describe_sampling()} · seed {s.seed} · "
+st.caption(f"Pair **{pair.name}** · {s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed} · "
            f"{len(result.tokens)} tokens in {len(rounds)} rounds ({result.tokens_per_pass:.2f} tokens per target pass, "
            f"{result.acceptance_rate:.0%} of drafts accepted).")
 chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
@@ -171,7 +172,7 @@ def round_view() -> None:
                 f"{STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
                 + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
                    f" for a next draft was under {s.policy_threshold:g})"
-                   if r.draft_stop == STOP_CONFIDENCE and s.policy in ("confidence", "hybrid") else "")
+                   if r.draft_stop == STOP_CONFIDENCE and chosen.policy in ("confidence", "hybrid") else "")
                 + ".")
 
     # What happens at this step, in words.

@@ -13,6 +13,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
 from .lm import context_length, vocab_size
+from .policies import DEFAULT_ADAPTIVE
+from .policy_record import read_record
 from .self_drafters import load_self_drafters
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "models"
@@ -28,6 +30,7 @@ class PairSpec:
     bundled: bool = False
     draft_label: str | None = None  # how the UI names the default drafter
     heads: str | None = None  # folder of self-drafting heads trained on this target (medusa/, eagle/)
+    policy_record: str | None = None  # JSON: the adaptive policy measured best per drafter (policy_record.py)
 
 
 PAIRS = {
@@ -35,7 +38,8 @@ PAIRS = {
         str(ASSETS / "shakespeare-draft"), str(ASSETS / "shakespeare-target"),
         "bundled: GPT-2 pair trained on Shakespeare's plays in this repo (offline)",
         (("corpus-only draft (not distilled)", str(ASSETS / "shakespeare-draft-ce")),), bundled=True,
-        draft_label="distilled draft", heads=str(ASSETS / "shakespeare-heads")),
+        draft_label="distilled draft", heads=str(ASSETS / "shakespeare-heads"),
+        policy_record=str(ASSETS / "shakespeare-policies.json")),
     "gpt2": PairSpec("distilgpt2", "gpt2", "OpenAI GPT-2 (124M) drafted by DistilGPT2 (82M), from the hub"),
     "gpt2-medium": PairSpec("distilgpt2", "gpt2-medium", "GPT-2 medium (355M) drafted by DistilGPT2, from the hub"),
 }
@@ -80,6 +84,15 @@ class ModelPair:
     # "medusa" / "eagle" -> a drafter reading this target's features (empty: no heads for this target)
     self_drafters: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what could not be loaded, for the UI to say
+    # drafter ("draft" or a self_drafters key) -> the adaptive policy measured best for it here (policy_record.py)
+    adaptive_choices: dict = field(default_factory=dict)
+
+    def adaptive_policy(self, drafter: str = "draft") -> str:
+        """The name of the adaptive policy that measured best on this machine for `drafter` ("draft",
+        the pair's default drafter, or a key of self_drafters) at this precision; policies.DEFAULT_ADAPTIVE
+        where nothing was measured (hub pairs, another precision, a drafter not in the record)."""
+        entry = self.adaptive_choices.get(drafter)
+        return entry["policy"] if entry and entry.get("precision", "fp32") == self.precision else DEFAULT_ADAPTIVE
 
     def at_precision(self, precision: str) -> "ModelPair":
         """This pair at `precision`: itself, or a new pair of converted copies (this one is untouched)."""
@@ -92,7 +105,8 @@ class ModelPair:
                          self.tokenizer, self.target_name, self.draft_name, self.description, self.device,
                          drafts, precision, notes=(self.notes + [f"the self-drafting heads were trained on the fp32 target: "
                                                                   f"not offered at {precision}"]
-                                                     if self.self_drafters else list(self.notes)))
+                                                     if self.self_drafters else list(self.notes)),
+                         adaptive_choices=dict(self.adaptive_choices))
 
     @property
     def context_length(self) -> int:
@@ -220,7 +234,12 @@ def load_pair(name: str = "shakespeare", device: str | None = None, *, target: s
     self_drafters, notes = {}, []
     if spec.heads is not None:  # missing or corrupt head files leave the pair usable, with a note
         self_drafters, notes = load_self_drafters(target_model, Path(spec.heads))
-        for note in notes:
-            warnings.warn(note, stacklevel=2)
+    choices = {}
+    if spec.policy_record is not None:
+        choices, record_notes = read_record(spec.policy_record)
+        notes += record_notes
+    for note in notes:
+        warnings.warn(note, stacklevel=2)
     return ModelPair(name, target_model, draft_model, target_tok, label(spec.target), label(spec.draft),
-                     spec.description, device, drafts, self_drafters=self_drafters, notes=notes).at_precision(precision)
+                     spec.description, device, drafts, self_drafters=self_drafters, notes=notes,
+                     adaptive_choices=choices).at_precision(precision)

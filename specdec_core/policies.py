@@ -401,7 +401,10 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "hybrid": Hybrid,
     "calibrated": Calibrated,
 }
-DEFAULT_ADAPTIVE = "hybrid"  # the adaptive policy the benchmark holds to its targets
+ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")  # every policy but the paper's constant
+# The adaptive policy offered where no measurement has chosen one for a drafter (pairs.ModelPair.adaptive_policy
+# reads what `specdec bench-policies --record` measured best for each of the bundled pair's drafters).
+DEFAULT_ADAPTIVE = "hybrid"
 
 
 def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, threshold: float | None = None,

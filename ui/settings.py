@@ -19,7 +19,11 @@ from specdec_core.sampling import SamplingConfig
 from .classroom import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
-POLICY_LABELS = {"constant": "constant γ (the paper)", "heuristic": "heuristic schedule (+2 / −1)",
+# The policy setting that stands for the adaptive policy measured best here for the drafter in use
+# (pairs.ModelPair.adaptive_policy); Settings.for_drafter resolves it.
+ADAPTIVE_DEFAULT = "adaptive"
+POLICY_LABELS = {"constant": "constant γ (the paper)", ADAPTIVE_DEFAULT: "adaptive default (measured best per drafter)",
+                 "heuristic": "heuristic schedule (+2 / −1)",
                  "confidence": "confidence stop", "acceptance": "acceptance-driven",
                  "hybrid": "acceptance-driven + confidence stop", "calibrated": "calibrated stop (predicted acceptance)"}
 THRESHOLD_RANGE = (0.0, 1.0)
@@ -59,18 +63,32 @@ class Settings:
     max_new_tokens: int = 40
     target: str = ""  # custom pairs only: hub ids from the operator's allow-list
     draft: str = ""
-    policy: str = "constant"  # how each round's γ is chosen: a key of specdec_core.policies.POLICIES
+    policy: str = "constant"  # how each round's γ is chosen: a key of POLICIES, or ADAPTIVE_DEFAULT
     policy_max_gamma: int = 12  # adaptive policies: the longest round
     policy_threshold: float = 0.02  # confidence stop: draft while the drafter's confidence stays at or above
     policy_signal: str = "margin"  # confidence stop: "top" probability or top-1 − top-2 "margin"
 
+    def for_drafter(self, pair, drafter: str = "draft") -> "Settings":
+        """These settings with the adaptive default resolved to the policy that measured best here for
+        `drafter` ("draft", the pair's default drafter, or a key of pair.self_drafters); any other
+        policy setting comes back unchanged."""
+        return replace(self, policy=pair.adaptive_policy(drafter)) if self.policy == ADAPTIVE_DEFAULT else self
+
     @property
     def draft_policy(self):
-        """The draft-length policy these settings ask for (constant γ unless the sidebar chose another)."""
+        """The draft-length policy these settings ask for (constant γ unless the sidebar chose another);
+        the adaptive default must be resolved for a drafter first (`for_drafter`)."""
+        if self.policy == ADAPTIVE_DEFAULT:
+            raise ValueError("the adaptive default depends on the drafter: resolve it with for_drafter(pair, drafter)")
         return make_policy(self.policy, self.gamma, self.policy_max_gamma, self.policy_threshold, self.policy_signal)
 
-    def describe_policy(self) -> str:
-        return describe(self.draft_policy)
+    def describe_policy(self, pair=None, drafter: str = "draft") -> str:
+        """The policy in words; the adaptive default is resolved for `drafter` of `pair` and says so."""
+        if self.policy != ADAPTIVE_DEFAULT:
+            return describe(self.draft_policy)
+        if pair is None:
+            return POLICY_LABELS[ADAPTIVE_DEFAULT]
+        return f"{describe(self.for_drafter(pair, drafter).draft_policy)} (the adaptive default for this drafter)"
 
     @property
     def policy_args(self) -> tuple:
@@ -228,7 +246,7 @@ def settings_from_query(params: Mapping[str, object], context_length: int | None
         s = replace(s, prompt=prompt)
     if "policy" in q:
         name = str(_last(q["policy"]))
-        if name in POLICIES:
+        if name in POLICIES or name == ADAPTIVE_DEFAULT:
             s = replace(s, policy=name)
         else:
             w.append(f"The link asks for an unknown draft-length policy {shown(name)}; using constant γ.")

@@ -7,11 +7,12 @@ parameters, so that a teacher can share a link that reproduces a demo.
 import streamlit as st
 
 from specdec_core.pairs import PAIRS
-from specdec_core.policies import POLICIES, SIGNALS
+from specdec_core.policies import DEFAULT_ADAPTIVE, SIGNALS
 
 from . import operator, tree_settings
 from .classroom import CUSTOM, ClassroomRules
 from .settings import (
+    ADAPTIVE_DEFAULT,
     DEFAULTS,
     FALLBACK_VOCAB,
     GAMMA_RANGE,
@@ -86,9 +87,10 @@ def _custom_pickers(sb, rules: ClassroomRules) -> None:
         sb.selectbox(label, ids, key=key)
 
 
-def _policy_widgets(sb) -> None:
-    """How each round's γ is chosen: constant (the paper, and the default) or an adaptive policy."""
-    if st.session_state.get("s_policy") not in POLICIES:
+def _policy_widgets(sb, pair) -> None:
+    """How each round's γ is chosen: constant (the paper, and the default) or an adaptive policy; the
+    adaptive default is the one measured best on this machine for the drafter a page uses."""
+    if st.session_state.get("s_policy") not in POLICY_LABELS:
         st.session_state["s_policy"] = DEFAULTS.policy
     sb.selectbox("Draft length", list(POLICY_LABELS), key="s_policy", format_func=POLICY_LABELS.get,
                  help="Constant: every round drafts γ. Adaptive policies choose each round's length as they go; "
@@ -96,15 +98,30 @@ def _policy_widgets(sb) -> None:
     name = st.session_state["s_policy"]
     if name == "constant":
         return
-    if name == "heuristic":
-        sb.caption("The γ slider above is where the schedule starts.")
+    if name == ADAPTIVE_DEFAULT:
+        sb.caption(_adaptive_defaults_text(pair))
+    if name in ("heuristic", ADAPTIVE_DEFAULT):
+        sb.caption("The γ slider above is where the heuristic schedule starts.")
     sb.slider("Longest round (max γ)", *GAMMA_RANGE, key="s_policy_max")
-    if name in ("confidence", "hybrid"):
+    if name in ("confidence", "hybrid", ADAPTIVE_DEFAULT):
         c1, c2 = sb.columns(2)
         c1.number_input("Confidence threshold", *THRESHOLD_RANGE, step=0.01, key="s_policy_threshold", format="%.3f",
                         help="Keep drafting while the drafter's confidence in its next token is at least this.")
         c2.selectbox("Signal", list(SIGNALS), key="s_policy_signal",
                      format_func={"margin": "top-1 − top-2", "top": "top probability"}.get)
+
+
+def _adaptive_defaults_text(pair) -> str:
+    """Which policy the adaptive default is for each of the pair's drafters, and where that was measured."""
+    if pair is None:
+        return f"No pair loaded: the adaptive default is {POLICY_LABELS[DEFAULT_ADAPTIVE]}."
+    names = {"draft": next(iter(pair.drafts)), "medusa": "Medusa heads", "eagle": "EAGLE drafter"}
+    drafters = ["draft", *pair.self_drafters]
+    parts = [f"{names.get(d, d)}: {POLICY_LABELS[pair.adaptive_policy(d)]}" for d in drafters]
+    measured = [pair.adaptive_choices[d] for d in drafters if d in pair.adaptive_choices]
+    source = (f"the one that measured best against every fixed γ (`specdec bench-policies --record`, "
+              f"{measured[0]['when']})" if measured else "not measured for this pair, so the built-in choice")
+    return "Adaptive default per drafter, " + source + ": " + "; ".join(parts) + "."
 
 
 def sidebar(load_pair) -> tuple[Settings, object, str | None]:
@@ -136,7 +153,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     _clean_widget_prompt()
     sb.text_area("Prompt", key="s_prompt", max_chars=rules.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
-    _policy_widgets(sb)
+    _policy_widgets(sb, pair)
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
               help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")
     c1, c2 = sb.columns(2)

@@ -277,17 +277,21 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
             "plain_s_per_token": runs.measured(PLAIN, decode_s_per_token).median}
 
 
-def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
-                     seed: int, repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
+def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy | dict, max_new_tokens: int,
+                     sampling: SamplingConfig, seed: int, repeats: int = 3, progress: Progress | None = None,
+                     hold=nullcontext) -> dict:
     """The same request with each drafter (label -> causal LM or Drafter) at the same draft length
-    (an int gamma or a draft-length policy), interleaved with plain decoding over `repeats` repetitions:
-    measured alpha, tokens per target pass, draft passes per
-    token, c from the drafter's own passes in these runs (0 without draft passes) and the
-    wall-clock speedup over plain decoding (median and spread)."""
+    (an int gamma or a draft-length policy, or label -> one of those for each drafter its own),
+    interleaved with plain decoding over `repeats` repetitions: measured alpha, tokens per target
+    pass, draft passes per token, c from the drafter's own passes in these runs (0 without draft
+    passes) and the wall-clock speedup over plain decoding (median and spread)."""
     drafters = {label: as_drafter(d) for label, d in drafters.items()}
-    for d in drafters.values():
-        warm_up(target, d, prompt_ids, gamma)
-    runs, times = _contest(target, {label: (d, gamma, label) for label, d in drafters.items()}, prompt_ids,
+    lengths = gamma if isinstance(gamma, dict) else dict.fromkeys(drafters, gamma)
+    if set(lengths) != set(drafters):
+        raise ValueError(f"one draft length per drafter: got {sorted(lengths)} for {sorted(drafters)}")
+    for label, d in drafters.items():
+        warm_up(target, d, prompt_ids, lengths[label])
+    runs, times = _contest(target, {label: (d, lengths[label], label) for label, d in drafters.items()}, prompt_ids,
                            max_new_tokens, sampling, seed, repeats, hold, progress)
     rows = []
     for label in drafters:

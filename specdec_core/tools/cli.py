@@ -5,7 +5,7 @@
     specdec generate --prompt "..." --policy confidence --threshold 0.05 --max-gamma 10 --json
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
-    specdec bench-policies [--gammas 1-8] [--reps 3]   (adaptive draft length against every fixed gamma)
+    specdec bench-policies [--drafter eagle] [--record]   (adaptive draft length against every fixed gamma)
     specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE drafter)
     specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)

@@ -2,9 +2,11 @@
 step-through's per-round γ and stop reason, and the α Dial's fixed-against-adaptive race with its
 calibration chart."""
 
+import pytest
+
 from specdec_core import speculative_generate
 from specdec_core.analysis.policy_compare import PLAIN
-from specdec_core.policies import STOP_IN_WORDS, make_policy
+from specdec_core.policies import STOP_IN_WORDS, describe, make_policy
 from tests.app.helpers import chart, page
 from ui import settings
 
@@ -66,3 +68,37 @@ def test_the_sidebar_offers_the_policy_and_writes_it_into_the_url():
     at.number_input(key="s_policy_threshold").set_value(0.1).run()
     assert at.session_state["settings"].describe_policy().startswith("confidence stop")
     assert at.query_params["policy"] == "confidence" and at.query_params["pthr"] == "0.1"
+
+
+class RecordedPair:
+    """A pair as far as the settings need one: its adaptive default per drafter."""
+    def adaptive_policy(self, drafter: str = "draft") -> str:
+        return {"draft": "heuristic", "eagle": "confidence"}.get(drafter, "hybrid")
+
+
+def test_the_adaptive_default_comes_from_a_link_and_resolves_per_drafter():
+    s, warnings = settings.settings_from_query({"policy": "adaptive", "pmax": "7"})
+    assert s.policy == settings.ADAPTIVE_DEFAULT and not warnings
+    assert settings.settings_from_query(s.to_query())[0] == s
+    with pytest.raises(ValueError, match="for_drafter"):
+        _ = s.draft_policy  # which policy it is depends on the drafter
+    recorded = RecordedPair()
+    assert s.for_drafter(recorded).draft_policy.name == "heuristic"
+    eagle = s.for_drafter(recorded, "eagle").draft_policy
+    assert eagle.name == "confidence" and eagle.max_gamma == 7
+    assert s.describe_policy(recorded, "eagle").startswith(describe(eagle))
+    plain = settings.settings_from_query({"policy": "hybrid"})[0]
+    assert plain.for_drafter(recorded, "eagle") is plain  # a policy the user named stays the one used
+
+
+def test_the_step_through_runs_each_drafter_with_its_own_adaptive_default(pair):
+    at = page("chapters/round_by_round.py", max_new=12, temp=0, policy="adaptive")
+    assert not at.exception, at.exception
+    at.radio(key="rr_drafter").set_value("eagle").run()
+    assert not at.exception, at.exception
+    s = at.session_state["settings"]
+    chosen = make_policy(pair.adaptive_policy("eagle"), s.gamma, s.policy_max_gamma, s.policy_threshold, s.policy_signal)
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{describe(chosen)} (the adaptive default for this drafter)" in caption
+    sidebar = " ".join(c.value for c in at.sidebar.caption)
+    assert "Adaptive default per drafter" in sidebar and "EAGLE drafter" in sidebar

@@ -4,6 +4,7 @@ No timing is asserted here: the performance targets are printed by the benchmark
 import csv
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -122,3 +123,24 @@ def test_policy_benchmark_writes_every_policy_next_to_the_fixed_gammas(tmp_path)
     for name in POLICIES:
         if name != "constant":
             assert f"| {name}" in md, name
+    assert "Adaptive default for this drafter" in md
+
+
+def test_policy_benchmark_records_the_adaptive_default_for_the_chosen_drafter(tmp_path, monkeypatch):
+    """`--drafter eagle --record` races the EAGLE drafter and writes its choice beside the others'."""
+    from specdec_core.pairs import PAIRS
+    from specdec_core.policies import ADAPTIVE
+    from specdec_core.policy_record import read_record, write_choice
+    record = tmp_path / "policies.json"
+    write_choice(record, "draft", {"policy": "hybrid"})
+    monkeypatch.setitem(PAIRS, "shakespeare", replace(PAIRS["shakespeare"], policy_record=str(record)))
+    code = cli.main(["bench-policies", "--drafter", "eagle", "--record", "--gammas", "2", "--reps", "1",
+                     "--tokens", "6", "--prompts", "1", "--temperatures", "0", "--out", str(tmp_path)])
+    assert code == 0
+    report = json.loads((tmp_path / "policy_bench.json").read_text())
+    entries, notes = read_record(record)
+    assert report["drafter"] == "eagle" and not notes and entries["draft"] == {"policy": "hybrid"}
+    assert entries["eagle"]["policy"] == report["choice"]["policy"] in ADAPTIVE
+    assert "--drafter eagle" in entries["eagle"]["command"] and entries["eagle"]["precision"] == "fp32"
+    with pytest.raises(SystemExit):
+        cli.main(["bench-policies", "--drafter", "nonsense", "--out", str(tmp_path)])
