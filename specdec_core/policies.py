@@ -401,7 +401,7 @@ POLICIES: dict[str, Callable[[], Policy]] = {
     "hybrid": Hybrid,
     "calibrated": Calibrated,
 }
-ADAPTIVE = ("heuristic", "confidence", "acceptance", "hybrid", "calibrated")  # every policy but the paper's constant
+ADAPTIVE = tuple(name for name in POLICIES if name != "constant")  # every policy but the paper's constant
 # The adaptive policy offered where no measurement has chosen one for a drafter (pairs.ModelPair.adaptive_policy
 # reads what `specdec bench-policies --record` measured best for each of the bundled pair's drafters).
 DEFAULT_ADAPTIVE = "hybrid"

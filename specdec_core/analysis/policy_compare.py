@@ -116,27 +116,24 @@ def calibration_rounds(target, drafter, prompts: list[list[int]], gamma: int, ma
 def best_adaptive(settings: dict[str, list[dict]], adaptive=ADAPTIVE) -> dict:
     """The adaptive policy to offer by default, from `summary` rows per setting (e.g. per temperature):
     the one whose median speedup over the best fixed gamma's, in the same setting, has the highest
-    geometric mean across the settings. Fixed gammas are the rows labelled with an int-free name
-    outside `adaptive`. Returns {"policy", "score" (that mean), "settings": {setting: {"speedup",
+    geometric mean across the settings. Every row that is neither plain decoding nor in `adaptive`
+    counts as a fixed gamma. Returns {"policy", "score" (that mean), "settings": {setting: {"speedup",
     "vs_best_fixed", "best_fixed", "best_fixed_speedup"}}}."""
     if not settings:
         raise ValueError("best_adaptive needs the rows of at least one setting")
-    per_setting, scores = {}, {name: 0.0 for name in adaptive}
+    speedups, best_fixed = {}, {}
     for key, rows in settings.items():
         by_name = {r["policy"]: r for r in rows}
         missing = [name for name in adaptive if name not in by_name]
         fixed = [r for r in rows if r["policy"] not in adaptive and r["policy"] != PLAIN]
         if missing or not fixed:
             raise ValueError(f"setting {key!r} lacks {'the policies ' + ', '.join(missing) if missing else 'a fixed gamma'}")
-        best_fixed = max(fixed, key=lambda r: r["speedup"])
-        per_setting[key] = {name: by_name[name]["speedup"] / best_fixed["speedup"] for name in adaptive}
-        for name in adaptive:
-            scores[name] += math.log(per_setting[key][name]) / len(settings)
-        per_setting[key] = {"best_fixed": best_fixed["policy"], "best_fixed_speedup": best_fixed["speedup"],
-                            "vs_best_fixed": per_setting[key],
-                            "speedup": {name: by_name[name]["speedup"] for name in adaptive}}
-    choice = max(adaptive, key=scores.get)
-    return {"policy": choice, "score": math.exp(scores[choice]), "settings": {
-        key: {"speedup": s["speedup"][choice], "vs_best_fixed": s["vs_best_fixed"][choice],
-              "best_fixed": s["best_fixed"], "best_fixed_speedup": s["best_fixed_speedup"]}
-        for key, s in per_setting.items()}}
+        best_fixed[key] = max(fixed, key=lambda r: r["speedup"])
+        speedups[key] = {name: by_name[name]["speedup"] for name in adaptive}
+    ratio = lambda key, name: speedups[key][name] / best_fixed[key]["speedup"]
+    score = {name: math.exp(sum(math.log(ratio(key, name)) for key in settings) / len(settings)) for name in adaptive}
+    choice = max(adaptive, key=score.get)
+    return {"policy": choice, "score": score[choice], "settings": {
+        key: {"speedup": speedups[key][choice], "vs_best_fixed": ratio(key, choice),
+              "best_fixed": best_fixed[key]["policy"], "best_fixed_speedup": best_fixed[key]["speedup"]}
+        for key in settings}}
