@@ -3,7 +3,7 @@
     python scripts/weight_read_rate.py [--repeats 30]
 
 One torch thread, the bundled target's 32 layer matrices (the lean pass's products, 1 row each) and
-its LM head, timed interleaved (the order reversed every repetition), median and range:
+its LM head, timed interleaved by the core's `measure.contest`, median and range:
   - torch.addmm on the stored (in, out) layout: what the lean pass calls;
   - F.linear and torch.addmv on an (out, in) copy: the other layout MKL could be given;
   - oneDNN's linear on a packed copy (torch.ops.mkldnn): the other library kernel torch ships;
@@ -12,9 +12,7 @@ It also says whether each kernel's one-row product equals the first row of its s
 bits a one-token pass and a verification pass share). A benchmark that prints figures, not a test.
 """
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -24,23 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from specdec_core import load_pair  # noqa: E402
+from specdec_core.analysis import measure  # noqa: E402
 
 
 def layer_matrices(model) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """(weight (in, out), bias) of every Conv1D product of a GPT-2 model, in pass order."""
     return [(m.weight.detach(), m.bias.detach()) for block in model.transformer.h
             for m in (block.attn.c_attn, block.attn.c_proj, block.mlp.c_fc, block.mlp.c_proj)]
-
-
-def timed(fs: dict, repeats: int) -> dict[str, list[float]]:
-    """Seconds of every contestant, interleaved, the order reversed every other repetition."""
-    out = {name: [] for name in fs}
-    for r in range(repeats):
-        for name, f in (list(fs.items()) if r % 2 else list(reversed(fs.items()))):
-            t0 = time.perf_counter()
-            f()
-            out[name].append(time.perf_counter() - t0)
-    return out
 
 
 @torch.inference_mode()
@@ -73,7 +61,7 @@ def main() -> int:
           for name, k in kernels.items()}
     fs[f"sum over the same {mb:.0f} MB"] = lambda: flat.sum()
     fs["LM head, F.linear (1 row)"] = lambda: F.linear(rows[head.shape[1]], head)
-    times = timed(fs, args.repeats)
+    done = measure.contest({name: (lambda f=f: measure.timed(f)[1]) for name, f in fs.items()}, args.repeats)
 
     print(f"one torch thread, {len(layers)} layer matrices ({mb:.1f} MB fp32), 1 row, {args.repeats} interleaved "
           f"repetitions; {torch.backends.cpu.get_cpu_capability()}")
@@ -82,17 +70,17 @@ def main() -> int:
     x6 = {n: torch.cat([x, torch.randn(5, n, generator=g)]) for n, x in rows.items()}
     w, b = layers[0]
     wt, pw = transposed[0][0], packed[0][0]
-    for name, ts in times.items():
-        med = statistics.median(ts)
-        rate = f"{mb / 1e3 / med:.1f} GB/s" if "head" not in name else ""
+    for name in fs:
+        t = done.measured(name, float)
+        rate = f"{mb / 1e3 / t.median:.1f} GB/s" if "head" not in name else ""
         same = ""
-        if name in kernels:
-            k = kernels[name]
-            one = k(rows[w.shape[0]], w, b, wt, pw)[0]
-            six = k(x6[w.shape[0]], w, b, wt, pw)[0] if "addmv" not in name else one
+        if "addmv" in name:
+            same = "n/a (a vector product)"
+        elif name in kernels:
+            one = kernels[name](rows[w.shape[0]], w, b, wt, pw)[0]
+            six = kernels[name](x6[w.shape[0]], w, b, wt, pw)[0]
             same = "yes" if torch.equal(one, six) else "no"
-            same = same if "addmv" not in name else "n/a (a vector product)"
-        print(f"| {name} | {1e3 * med:.2f} ({1e3 * min(ts):.2f}–{1e3 * max(ts):.2f}) | {rate} | {same} |")
+        print(f"| {name} | {1e3 * t.median:.2f} ({1e3 * t.low:.2f}–{1e3 * t.high:.2f}) | {rate} | {same} |")
     return 0
 
 
