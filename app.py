@@ -3,7 +3,7 @@ running real GPT-2 models. This entry point draws the frame every page shares (p
 navigation, the settings sidebar kept in step with the URL, the model pair), then the chapter.
 
 Run:  .venv/bin/python -m streamlit run app.py
-Add a chapter: its file in chapters/ and one line in ui/chapters.py CHAPTERS (navigation, Home's
+Add a chapter: its file in chapters/ and one line in ui/content/chapters.py CHAPTERS (navigation, Home's
 links and each chapter's "next" link all read it).
 """
 from ui import frame

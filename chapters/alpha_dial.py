@@ -10,7 +10,10 @@ from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, comp
 from specdec_core.analysis.round_stats import calibration, measured_alpha
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
 from specdec_core.policies import ADAPTIVE, POLICIES, Costs, describe, with_costs
-from ui import admission, charts, chips, demo, layout, measure, models, operator, paper, settings, tables
+from ui.content import paper
+from ui.server import admission, measure, models, operator
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout, tables
 
 GAMMA_AXIS = list(range(1, 21))
 TRY_ALPHA = (0.6, 0.95)  # the intro's suggestion: drag α across this range

@@ -2,8 +2,11 @@
 import streamlit as st
 
 from specdec_core.analysis import race
-from ui import admission, chapters, demo, layout, models, settings
-from ui import headline as headline_mod
+from ui.content import chapters
+from ui.content import headline as headline_mod
+from ui.server import admission, models
+from ui.state import demo, settings
+from ui.widgets import layout
 
 HEADLINE_TOKENS = headline_mod.HEADLINE_TOKENS
 headline = headline_mod.headline

@@ -13,7 +13,9 @@ from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import GREEDY, SamplingConfig
 from specdec_core.tree import EXACT_TREE
-from ui import admission, charts, chips, demo, layout, models, operator, settings, tables
+from ui.server import admission, models, operator
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here
 LAB_SEED = lab.DOCUMENTED_SEED  # with this seed on the bundled pair (tests/core/test_lab.py checks it)

@@ -5,7 +5,10 @@ from plotly.subplots import make_subplots
 
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
-from ui import batch_section, charts, chips, demo, layout, measure, models, palette, settings, tables
+from ui.content import batch_section
+from ui.server import measure, models
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout, palette, tables
 
 NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.

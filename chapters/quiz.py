@@ -3,7 +3,9 @@ immediate feedback, an explanation and a link to the chapter; then the score, a 
 State lives in this user's session only."""
 import streamlit as st
 
-from ui import chapters, layout, quiz, reading, settings
+from ui.content import chapters, quiz, reading
+from ui.state import settings
+from ui.widgets import layout
 
 TITLES = {c.path: c.title for c in chapters.CHAPTERS}
 

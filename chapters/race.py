@@ -9,7 +9,9 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui import admission, charts, chips, demo, layout, measure, models, settings, tables
+from ui.server import admission, measure, models
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout, tables
 
 SWEEP_GAMMAS = tuple(range(1, 9))
 SWEEP_REPEATS = 3  # interleaved repetitions of the γ sweep

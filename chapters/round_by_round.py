@@ -10,8 +10,10 @@ from plotly.subplots import make_subplots
 from specdec_core import drafts_frame, rounds_frame, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
-from ui import admission, charts, chips, layout, measure, models, settings, stepper, tables
-from ui.stepper import Cursor
+from ui.server import admission, measure, models
+from ui.state import settings
+from ui.widgets import charts, chips, layout, stepper, tables
+from ui.widgets.stepper import Cursor
 
 TOP_SHOWN = 5  # entries of p shown per position in the γ+1 distributions
 

@@ -9,7 +9,9 @@ from plotly.subplots import make_subplots
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.self_draft import compare_drafters
 from specdec_core.sampling import GREEDY
-from ui import charts, demo, layout, models, palette, settings, tables
+from ui.server import models
+from ui.state import demo, settings
+from ui.widgets import charts, layout, palette, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
 GAMMA = 5  # the Medusa heads draft at most five tokens a round (one per head)

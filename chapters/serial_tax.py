@@ -7,7 +7,9 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import autoregressive_generate
-from ui import admission, charts, chips, demo, layout, measure, models, settings
+from ui.server import admission, measure, models
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 # Slow motion replays tokens already decoded at full speed, after the generation slot is given back:

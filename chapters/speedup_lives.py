@@ -9,7 +9,9 @@ from specdec_core.analysis import fidelity
 from specdec_core.analysis.usage import pass_usage, usage_summary
 from specdec_core.sampling import SamplingConfig
 from specdec_core.variants import build_variants
-from ui import admission, charts, chips, demo, layout, models, settings, tables
+from ui.server import admission, models
+from ui.state import demo, settings
+from ui.widgets import charts, chips, layout, tables
 
 EXAMPLE_ALPHA, EXAMPLE_GAMMA = 0.8, 4  # the worked example of accepted ÷ drafted against α
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable

@@ -3,8 +3,11 @@ that shows it live, with this machine's figure next to the paper's, then the pap
 import streamlit as st
 
 from specdec_core import theory
-from ui import chapters, demo, layout, measure, models, paper, reading, settings
-from ui.headline import HEADLINE_TOKENS, headline
+from ui.content import chapters, paper, reading
+from ui.content.headline import HEADLINE_TOKENS, headline
+from ui.server import measure, models
+from ui.state import demo, settings
+from ui.widgets import layout
 
 s = settings.current()
 pair = models.require_pair()

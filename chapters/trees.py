@@ -10,7 +10,9 @@ from specdec_core import tree_generate
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import tree_size
-from ui import admission, charts, demo, layout, measure, models, settings, tables, tree_settings, tree_view
+from ui.server import admission, measure, models
+from ui.state import demo, settings, tree_settings
+from ui.widgets import charts, layout, tables, tree_view
 
 REPEATS = 3  # interleaved repetitions of the measurement
 MEASURE_TOKENS = 48  # tokens per timed generation

@@ -28,8 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from ui import serve  # noqa: E402
-from ui.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from ui.server import serve  # noqa: E402
+from ui.server.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 TIMEOUT_MS = 300_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -110,9 +110,9 @@ class Library:
 
         from specdec_core.analysis import race
         from specdec_core.pairs import load_pair
-        from ui import operator
+        from ui.server import operator
 
-        torch.set_num_threads(operator.torch_threads())  # the server's setting (ui.models.configure_torch)
+        torch.set_num_threads(operator.torch_threads())  # the server's setting (ui.server.models.configure_torch)
         self.race, self.request = race, request
         self.pair = load_pair(request["pair"])
         self.ids = self.pair.tokenizer.encode(request["prompt"])
@@ -189,7 +189,8 @@ def main() -> int:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from ui import chapters, settings
+    from ui.content import chapters
+    from ui.state import settings
 
     s = settings.DEFAULTS
     request = {"pair": s.pair, "prompt": s.prompt, "gamma": s.gamma, "max_new_tokens": s.max_new_tokens,

@@ -41,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ui import serve  # noqa: E402
-from ui.serve import CHROMIUM, IDLE, RUNNING  # noqa: E402
+from ui.server import serve  # noqa: E402
+from ui.server.serve import CHROMIUM, IDLE, RUNNING  # noqa: E402
 
 CHROMIUM_ARGS = [*serve.CHROMIUM_ARGS, "--disable-dev-shm-usage"]  # many browsers at once: /dev/shm is small
 ERROR_SELECTORS = ('[data-testid="stException"]', 'text="This app has encountered an error"')
@@ -67,7 +67,7 @@ def machine_cpu() -> tuple[float, float]:
 # --- the server ---------------------------------------------------------------------------------------
 
 class Server(serve.Server):
-    """The app on a local port (`ui.serve.Server`: no file watcher), its memory sampled twice a second."""
+    """The app on a local port (`ui.server.serve.Server`: no file watcher), its memory sampled twice a second."""
 
     def __init__(self, port: int, env: dict, log_path: Path):
         super().__init__(log_path, port, env, address="127.0.0.1")

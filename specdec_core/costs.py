@@ -38,7 +38,7 @@ class Costs:
     policy timing live passes would choose different gammas, hence draw different tokens, each run).
     The defaults are the bundled Shakespeare pair as measured once on the project's own machine
     (docs/benchmarks.md): a fallback for the CLI and the tests. The pages plan with the profile measured
-    on the machine serving them (`with_costs`, ui.measure.planning_policy)."""
+    on the machine serving them (`with_costs`, ui.server.measure.planning_policy)."""
     c: float = 0.079  # one draft pass / one target pass (measured inside the benchmark's runs)
     v: tuple[float, ...] = (1.0, 1.19, 1.28, 1.49, 1.64, 1.76, 1.96, 2.28, 2.41)  # v(0), v(1), ...; linear beyond
 

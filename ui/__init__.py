@@ -1,8 +1,16 @@
-"""Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core).
+"""Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core),
+one folder per job:
+
+    ui/frame.py     the frame app.py draws around every page (page config, navigation, sidebar, next link)
+    ui/server/      server plumbing: admission (the generation queue), the operator's rules, the cached
+                    model pair, the server's cost profile, the test server
+    ui/state/       per-user state: validated settings, the sidebar that edits them (and the URL), demo results
+    ui/widgets/     drawing pieces: token chips, charts, palette, tables, the round stepper, layout badges
+    ui/content/     what the app teaches with: the chapter list, the quiz bank, reading, the paper's figures
 
 A page (in chapters/) typically calls:
     settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature());
-                                       ui/settings.py is plain Python, ui/sidebar.py draws it and syncs the URL
+                                       ui/state/settings.py is plain Python, ui/state/sidebar.py draws it and syncs the URL
     models.require_pair()              the loaded ModelPair, or a friendly error and st.stop()
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()
     models.prompt_problem(pair, s)     the same check without stopping: (ids, message or None)
@@ -28,4 +36,4 @@ A page (in chapters/) typically calls:
     stepper                            (round, step) walk through a RoundTrace, for step-through widgets
 Chapters are listed once, in chapters.CHAPTERS.
 """
-# Nothing is imported here: `import ui.settings` (plain Python) must not pull in Streamlit.
+# Nothing is imported here: `import ui.state.settings` (plain Python) must not pull in Streamlit.

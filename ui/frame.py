@@ -7,7 +7,10 @@ legacy multipage mode for the first run of every process, which served that run 
 """
 import streamlit as st
 
-from . import chapters, layout, models, operator, sidebar
+from ui.content import chapters
+from ui.server import models, operator
+from ui.state import sidebar
+from ui.widgets import layout
 
 
 def render():

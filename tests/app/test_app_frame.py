@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import chapters, chips, settings
-from ui.settings import Settings
+from ui.content import chapters
+from ui.state import settings
+from ui.state.settings import Settings
+from ui.widgets import chips
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 EXPECTED_ORDER = ["Home", "The Serial Tax", "A Round, Token by Token", "The α Dial"]

@@ -2,7 +2,7 @@
 its three figures (tokens/s with the cost model beside it, the speedup with the crossover line at 1,
 the time to first token), and the next visitor sees the kept result without measuring."""
 from tests.app.helpers import chart, page
-from ui import batch_section
+from ui.content import batch_section
 
 
 def test_batch_section_measures_and_shows_its_figures(monkeypatch):

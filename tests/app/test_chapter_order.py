@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.helpers import page
-from ui import chapters
+from ui.content import chapters
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 STORY = ["Home", "The Serial Tax", "A Round, Token by Token", "The α Dial", "Wall-Clock Race",

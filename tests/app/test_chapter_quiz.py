@@ -5,7 +5,7 @@ import pytest
 
 from specdec_core import theory
 from tests.app.helpers import page
-from ui import chapters, quiz
+from ui.content import chapters, quiz
 
 
 def _answer(at, bank_by_id, right: bool) -> str:

@@ -3,8 +3,8 @@ import pytest
 
 from specdec_core import speculative_generate
 from tests.app.helpers import page
-from ui import stepper, tables
-from ui.stepper import Cursor
+from ui.widgets import stepper, tables
+from ui.widgets.stepper import Cursor
 
 
 def _round_status(at) -> str:

@@ -1,7 +1,7 @@
 """Drafters That Read the Target: placed after the trees, the three drafters' first rounds, and the
 measured comparison with acceptance by position and a calibration chart per drafter."""
 from tests.app.helpers import chart, page
-from ui import chapters
+from ui.content import chapters
 
 
 def test_the_chapter_follows_the_trees():

@@ -3,7 +3,7 @@ from tests.app.helpers import page
 
 
 def test_key_takeaways_link_each_to_its_chapter_with_both_figures():
-    from ui import paper
+    from ui.content import paper
     at = page("chapters/takeaways.py", max_new=12, temp=0)
     links = [link.proto.label for link in at.get("page_link") if link.proto.label.startswith("See it live: ")]
     assert links == ["See it live: The Serial Tax", "See it live: A Round, Token by Token",

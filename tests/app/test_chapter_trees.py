@@ -4,7 +4,7 @@ import pytest
 from helpers import chart, page
 
 from specdec_core.tree import tree_size
-from ui import tree_settings
+from ui.state import tree_settings
 
 PAGE = "chapters/trees.py"
 
@@ -82,7 +82,7 @@ def test_documented_tree_lab_run_on_the_bundled_pair():
     from specdec_core.broken import BROKEN_TREE_RULES
     from specdec_core.pairs import load_pair
     from specdec_core.tree import EXACT_TREE
-    from ui import settings
+    from ui.state import settings
     pair = load_pair("shakespeare")
     prefix = pair.tokenizer.encode(settings.DEFAULTS.prompt)[:lab.DOCUMENTED_PREFIX_TOKENS]
     dist = lab.Distributions(pair.target, pair.draft, prefix)

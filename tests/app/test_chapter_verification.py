@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from specdec_core import theory
 from tests.app.helpers import APP, chart, metric, page
-from ui import chapters
+from ui.content import chapters
 
 
 def test_the_old_url_lands_on_the_chapter_that_holds_its_content():

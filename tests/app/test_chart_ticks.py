@@ -1,7 +1,7 @@
 """Log-axis ticks that stay readable on a projector (ui/charts.log_ticks)."""
 import pytest
 
-from ui import charts
+from ui.widgets import charts
 
 
 def test_log_ticks_cover_the_range_with_1_2_5_steps():

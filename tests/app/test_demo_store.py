@@ -1,6 +1,6 @@
-"""ui.demo's store: a result kept per session, or once for the whole server (shared=True), each with the
+"""ui.state.demo's store: a result kept per session, or once for the whole server (shared=True), each with the
 settings it answers, so that a page shows it only while they match (or under a stale note)."""
-from ui import demo
+from ui.state import demo
 
 
 def run(signature, value):

@@ -1,7 +1,7 @@
 """A classroom server takes anything: odd and hostile prompts, edited links, unavailable or broken
 models, thirty students at once. Each case ends in a friendly message in the page (never a
 traceback), and nothing a student types can name a file. Also: the operator's classroom rules, and the
-admission gate that queues generations (ui/admission.py). Bundled pair, few tokens."""
+admission gate that queues generations (ui/server/admission.py). Bundled pair, few tokens."""
 import math
 import shutil
 import threading
@@ -15,9 +15,10 @@ from streamlit.testing.v1 import AppTest
 
 from specdec_core import pairs
 from specdec_core.pairs import ASSETS, PAIRS, PairSpec
-from ui import admission, models, operator, settings
-from ui.admission import Gate
-from ui.classroom import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, is_hub_id, looks_like_path_or_url, rules_from
+from ui.server import admission, models, operator
+from ui.server.admission import Gate
+from ui.server.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, is_hub_id, looks_like_path_or_url, rules_from
+from ui.state import settings
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 120  # how long a thread may take to get somewhere: generous, so a busy machine only makes it slower
@@ -358,7 +359,7 @@ def small_gate(monkeypatch):
 
 
 def test_a_measurement_grows_only_while_no_classmate_needs_a_slot(small_gate):
-    from ui import demo
+    from ui.state import demo
 
     assert demo.repeats_cap(5, 15) == 15  # an idle server: a busy machine gets more repetitions
     ticket = small_gate.enter()

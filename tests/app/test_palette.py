@@ -1,4 +1,4 @@
-"""The app's colours (ui/palette.py) against WCAG 2.1 AA in both themes, and for colour-blind viewers.
+"""The app's colours (ui/widgets/palette.py) against WCAG 2.1 AA in both themes, and for colour-blind viewers.
 
 Colour-blindness is simulated with Machado, Oliveira & Fernandes (2009), severity 1.0 (the matrices act
 on linear RGB); distances are CIE76 ΔE in CIELAB (D65). A ΔE of 20 is far above the ~2–5 at which
@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ui import chips, layout, palette
+from ui.widgets import chips, layout, palette
 
 ROOT = Path(__file__).resolve().parents[2]
 THEMES = tuple(palette.PALETTES)
@@ -64,7 +64,7 @@ def test_backgrounds_and_chart_colours_match_the_theme_config():
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_captions_reach_4_5_to_1(theme):
-    """A caption is the theme's text colour at the share ui/layout.py's style gives it."""
+    """A caption is the theme's text colour at the share ui/widgets/layout.py's style gives it."""
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["theme"][theme]
     text = config.get("textColor", {"light": "#2F2D2B", "dark": "#EDEBE8"}[theme])  # Streamlit 1.67's defaults
     share = int(re.search(r"stCaptionContainer.*currentColor (\d+)%", layout.STYLES).group(1)) / 100
@@ -118,7 +118,7 @@ def test_unknown_role_names_the_parameter():
 
 
 def test_chapters_name_colours_by_role_not_by_hex_code():
-    """A hex code in a chapter would be one colour for both themes: pages ask ui/palette.py (directly,
+    """A hex code in a chapter would be one colour for both themes: pages ask ui/widgets/palette.py (directly,
     or through chips.KINDS[...].color and charts.P_COLOR…) instead."""
     hex_code = re.compile(r"""["']#[0-9A-Fa-f]{3,8}["']""")
     found = {p.name: hex_code.findall(p.read_text()) for p in sorted((ROOT / "chapters").glob("*.py"))}

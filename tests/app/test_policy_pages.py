@@ -8,7 +8,7 @@ from specdec_core import speculative_generate
 from specdec_core.analysis.policy_compare import PLAIN
 from specdec_core.policies import STOP_IN_WORDS, describe, make_policy
 from tests.app.helpers import chart, page
-from ui import settings
+from ui.state import settings
 
 
 def test_links_without_a_policy_keep_constant_gamma_and_write_no_policy_keys():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.prose import typed_numbers
-from ui import chapters
+from ui.content import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
 PROSE_CALLS = {"markdown", "caption", "write", "info", "success", "warning", "error", "intro", "takeaway"}

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from tests.prose import typed_numbers
-from ui import quiz
+from ui.content import quiz
 
 MAX_SHARE_LONGEST_RIGHT = 1 / 3
 ABSOLUTE = re.compile(r"\b(never|only|always|nothing|every|all|cannot|none|no|exactly|whatever)\b", re.I)

@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from ui import settings
-from ui.settings import Settings, settings_from_query
+from ui.state import settings
+from ui.state.settings import Settings, settings_from_query
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_settings_and_classroom_rules_import_without_streamlit():
     code = ("import sys; sys.modules['streamlit'] = None\n"  # any import of streamlit now fails
-            "from ui.settings import settings_from_query\n"
-            "from ui.classroom import rules_from\n"
+            "from ui.state.settings import settings_from_query\n"
+            "from ui.server.rules import rules_from\n"
             "rules = rules_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
             "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, rules=rules)\n"
             "assert (s.max_new_tokens, s.gamma) == (50, 3) and len(w) == 1, (s, w)\n")
@@ -44,6 +44,6 @@ def test_settings_from_query_bounds():
 
 def test_the_apps_defaults_are_the_cores_documented_lab_run():
     from specdec_core.analysis import lab
-    from ui import settings
+    from ui.state import settings
     assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
     assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)

@@ -1,5 +1,5 @@
-"""Tables as a class reads them (ui.tables)."""
-from ui import tables
+"""Tables as a class reads them (ui.widgets.tables)."""
+from ui.widgets import tables
 
 
 def test_readable_tables_fill_every_gap():

@@ -7,12 +7,12 @@
   (3:1, WCAG 1.4.11), the contrast of chart ticks, titles and legends (4.5:1: they are text), and their
   size (12 px at least, for a projector).
 - At projector sizes: no metric value cut short, no table with columns out of sight unless it says it
-  scrolls (ui/tables.py), no chart wider
+  scrolls (ui/widgets/tables.py), no chart wider
   than its place, no page wider than the window.
 """
 from axe_playwright_python.sync_playwright import Axe
 
-from ui import palette, tables
+from ui.widgets import palette, tables
 
 WCAG_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 FAILING_IMPACTS = ("serious", "critical")

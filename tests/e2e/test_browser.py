@@ -18,8 +18,10 @@ from pathlib import Path
 import accessibility
 import pytest
 
-from ui import chapters, layout, serve
-from ui.serve import CHROMIUM, CHROMIUM_ARGS
+from ui.content import chapters
+from ui.server import serve
+from ui.server.serve import CHROMIUM, CHROMIUM_ARGS
+from ui.widgets import layout
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = Path(os.environ.get("SPECDEC_SCREENSHOTS") or ROOT / "tmp" / "screenshots")
@@ -33,7 +35,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 
 @contextmanager
 def streamlit_server(log: Path):
-    """`streamlit run app.py` on a free port (`ui.serve.Server`); yields its URL once healthy."""
+    """`streamlit run app.py` on a free port (`ui.server.serve.Server`); yields its URL once healthy."""
     try:
         with serve.Server(log) as server:
             yield server.url

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from specdec_core import theory
 
-QUIZ_FILE = Path(__file__).resolve().parent.parent / "assets" / "quiz.json"
+QUIZ_FILE = Path(__file__).resolve().parents[2] / "assets" / "quiz.json"
 # The theory functions a numeric question may call (nothing else is reachable from the data file).
 FUNCTIONS = {
     "expected_tokens": theory.expected_tokens,

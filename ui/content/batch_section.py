@@ -14,9 +14,9 @@ import streamlit as st
 
 from specdec_core.analysis.batching import FIXED_GAMMA, measure_regime, summary
 from specdec_core.pairs import ModelPair
-
-from . import charts, demo, layout, tables
-from .models import pair_key
+from ui.server.models import pair_key
+from ui.state import demo
+from ui.widgets import charts, layout, tables
 
 LARGEST = (4, 8, 16, 32)  # the batch-size control: the largest batch measured (bounded for a classroom)
 DEFAULT_LARGEST = 16

@@ -3,7 +3,7 @@ depth, the accepted path thick and solid, every node marked by its verdict (mark
 never colour alone)."""
 import plotly.graph_objects as go
 
-from . import charts, palette
+from ui.widgets import charts, palette
 
 MARK = {"accepted": ("✓", "star", 20), "rejected": ("✗", "x", 13), "not checked": ("·", "circle-open", 11)}
 

@@ -1,4 +1,4 @@
-"""The settings sidebar, kept in step with the URL: the Streamlit half of ui/settings.py.
+"""The settings sidebar, kept in step with the URL: the Streamlit half of ui/state/settings.py.
 
 The settings live in three places kept in step: the sidebar widgets (keys "s_*"), `st.session_state`
 (the widgets' own state, plus the validated `Settings` under "settings"), and the URL query
@@ -8,10 +8,10 @@ import streamlit as st
 
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import DEFAULT_ADAPTIVE, SIGNALS
-
-from . import operator, tree_settings
-from .classroom import CUSTOM, ClassroomRules
-from .settings import (
+from ui.server import operator
+from ui.server.rules import CUSTOM, ClassroomRules
+from ui.state import tree_settings
+from ui.state.settings import (
     ADAPTIVE_DEFAULT,
     DEFAULTS,
     FALLBACK_VOCAB,

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from . import operator
+from ui.server import operator
 
 log = logging.getLogger("specdec.admission")
 POLL_S = 0.25  # how often a queued run re-checks its place and whether it was stopped

@@ -3,7 +3,7 @@ friendly messages in the page instead of exceptions.
 
 The pair is shared by every session (`st.cache_resource`): it is read-only after `.eval()`, and every
 generation makes its own KV cache and random generator, so sessions never share mutable state. Which
-pairs may be loaded is the operator's classroom rules (ui/operator.py), checked again here whatever the widgets say.
+pairs may be loaded is the operator's classroom rules (ui/server/operator.py), checked again here whatever the widgets say.
 Load failures reach the page as a sentence (server paths shortened to the repository's); the details go
 to the server log.
 """
@@ -15,13 +15,12 @@ import streamlit as st
 import torch
 
 from specdec_core.pairs import ModelPair, PairUnavailable, load_pair
-
-from . import operator
-from .classroom import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
-from .settings import Settings, current
+from ui.server import operator
+from ui.server.rules import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
+from ui.state.settings import Settings, current
 
 RETRY_AFTER_S = 60  # a pair that failed to load is not retried on every rerun (offline checks take seconds)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 log = logging.getLogger("specdec.models")
 
 

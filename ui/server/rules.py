@@ -2,7 +2,7 @@
 pairs are allowed (and which), and how much work one request may ask for.
 
 The operator sets it with environment variables or the same keys in `.streamlit/secrets.toml`
-(the app reads both; see `ui/operator.py`). Everything here is plain parsing and checking, so the
+(the app reads both; see `ui/server/operator.py`). Everything here is plain parsing and checking, so the
 CLI and the tests can use it without Streamlit. Student input never reaches the file system: a
 custom pair can only name hub ids from the operator's allow-list, and an allow-list entry that
 looks like a path or a URL is dropped.

@@ -13,7 +13,7 @@ process, for figures about this machine and these models that every student woul
     stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
 
 A ValueError from the work (the core's answer to a bad input) becomes a sentence on the page and stops
-it, never a traceback; the slot is given back however the work ends (ui.admission). A measurement
+it, never a traceback; the slot is given back however the work ends (ui.server.admission). A measurement
 takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
 figure with `spread_note`.
 """
@@ -25,7 +25,7 @@ from contextlib import nullcontext
 
 import streamlit as st
 
-from . import admission
+from ui.server import admission
 
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
 SETTLE_S = 0.03  # pause after drawing progress, between a measurement's timed runs

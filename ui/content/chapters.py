@@ -54,4 +54,4 @@ MOVED = {
 
 def run_moved(old: str) -> None:
     """Run, in place of the moved page `old`, the chapter that now holds its content (its URL stays)."""
-    runpy.run_path(str(Path(__file__).resolve().parent.parent / MOVED[old]), run_name="__main__")
+    runpy.run_path(str(Path(__file__).resolve().parents[2] / MOVED[old]), run_name="__main__")

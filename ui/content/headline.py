@@ -3,8 +3,7 @@ sidebar's request (cached, so the second page reuses the first's work)."""
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.round_stats import measured_alpha
 from specdec_core.sampling import SamplingConfig
-
-from . import admission
+from ui.server import admission
 
 HEADLINE_TOKENS = 64  # at most this many tokens for the live figure, so Home stays quick
 

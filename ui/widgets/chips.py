@@ -1,5 +1,5 @@
 """Token chips: every token drawn as a small coloured box saying where it came from, in the
-colour-blind-safe palette of the viewer's theme (ui/palette.py) with a legend, shared by every page.
+colour-blind-safe palette of the viewer's theme (ui/widgets/palette.py) with a legend, shared by every page.
 
 Colour is never the only cue: each kind also has a marker (✓ ✗ ↺ ★ …) and rejected drafts are struck
 through. All text from users or models goes through `html.escape` before it reaches the page, and
@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from . import palette
+from ui.widgets import palette
 
 
 @dataclass(frozen=True)
 class Kind:
-    role: str  # its colour's role in ui/palette.py
+    role: str  # its colour's role in ui/widgets/palette.py
     label: str
     marker: str
     meaning: str

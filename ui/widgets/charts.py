@@ -1,6 +1,6 @@
 """Plotly pieces shared by pages: probability bars over tokens, and consistent colours.
 
-The colours (P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK) follow the viewer's theme (ui/palette.py),
+The colours (P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK) follow the viewer's theme (ui/widgets/palette.py),
 so they are looked up on each use rather than fixed when this module is imported.
 Plotly renders a subset of HTML inside text (<br>, <b>, <a>…), so token labels are escaped too.
 """
@@ -8,8 +8,8 @@ import math
 
 import plotly.graph_objects as go
 
-from . import palette
-from .chips import escape
+from ui.widgets import palette
+from ui.widgets.chips import escape
 
 _ROLES = {
     "P_COLOR": "bonus",  # the target's distribution p

@@ -16,10 +16,9 @@ import streamlit as st
 from specdec_core.analysis import measure
 from specdec_core.analysis.measure import CostProfile, Measured, PassTimes
 from specdec_core.pairs import ModelPair
-
-from . import admission
-from .models import pair_key
-from .settings import DEFAULTS
+from ui.server import admission
+from ui.server.models import pair_key
+from ui.state.settings import DEFAULTS
 
 SWEEP_KS = tuple(range(1, 33))  # positions per target pass in the Serial Tax chart
 CONTEXT = 64  # tokens already in the KV cache when a pass of the sweep is timed

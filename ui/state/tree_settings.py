@@ -1,6 +1,6 @@
 """The token-tree chapter's own settings: a tree shape and a node budget, from the URL or a widget.
 
-Plain Python (no Streamlit), like ui/settings.py: values are untrusted, so they are clamped and every
+Plain Python (no Streamlit), like ui/state/settings.py: values are untrusted, so they are clamped and every
 change is said in words. The URL carries `tree=2,2,1,1` and `budget=16` (0 or absent: a static tree).
 """
 from specdec_core.tree import MAX_BRANCHING, MAX_TREE_DEPTH, tree_size
