@@ -25,15 +25,27 @@ RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES, EXACT_MATCH, *lossy.
 EXACT_NAMES = (EXACT.name, EXACT_MATCH.name)  # rules whose output is p (drawn in the "speculative" colour)
 SHIPPED = (EXACT, EXACT_MATCH, *lossy.RULES.values())  # the exact rule beside the rules serving stacks ship
 SHIPPED_PROMPTS, SHIPPED_TOKENS, SHIPPED_REPEATS = 3, 32, 3  # the measured economics: about half a minute
+# Peers, checked against their code and merged pull requests:
+# - vLLM added Medusa's typical acceptance as TypicalAcceptanceSampler (vllm-project/vllm PR #5131, June 2024)
+#   and removed it with the whole V0 speculative-decoding engine (PR #21152, "Remove V0 Spec Decode workers",
+#   merged July 2025). What ships today is V1's vllm/v1/sample/rejection_sampler.py: exact rejection sampling
+#   (greedy and random, PR #13933), no typical acceptance.
+# - TensorRT-LLM's relaxed acceptance (MTP for DeepSeek-R1, thinking phase only: relaxed_topk, relaxed_delta in
+#   MTPDecodingConfig; docs/source/blogs/tech_blog/blog2_DeepSeek_R1_MTP_Implementation_and_Optimization.md)
+#   keeps a draft that is among the top-K candidates AND within delta of the top probability. The core's
+#   specdec_core.lossy.RELAXED is the looser either-or form, and the page says so.
 SHIPPED_WHY = {
-    lossy.TYPICAL.name: f"Typical acceptance (Medusa; vLLM): keep the draft when the target finds it plausible, "
+    lossy.TYPICAL.name: "Typical acceptance (Medusa; vLLM offered it until its V0 engine was removed in July 2025): "
+                        f"keep the draft when the target finds it plausible, "
                         f"p(x) > min({lossy.TYPICAL_EPSILON:g}, {lossy.TYPICAL_DELTA:g} · e^(−H(p))) with H the entropy "
                         "of the target's row, whatever q was; after a rejection draw from p with every token under that "
                         "threshold removed, as Medusa's code does. It never looks at "
                         "q, so an unlikely draft is always refused and a plausible one always kept.",
     lossy.RELAXED.name: f"Relaxed acceptance (after TensorRT-LLM's, for multi-token prediction): keep the draft when it is among "
                         f"the target's top {lossy.RELAXED_TOP_K} tokens or within {lossy.RELAXED_DELTA:g} of its top "
-                        "probability, otherwise apply the exact rule. It keeps every draft the exact rule keeps, and "
+                        "probability, otherwise apply the exact rule. TensorRT-LLM asks for both (top-K *and* within δ), "
+                        "and only while a reasoning model is thinking; this either-or version is looser, so it "
+                        "shows the effect more plainly. It keeps every draft the exact rule keeps, and "
                         "more: the target's second choice comes out as often as the drafter proposes it. It works in "
                         "greedy mode too (ranking the target's logits), where it emits tokens greedy decoding never would.",
     EXACT_MATCH.name: "Exact match: draw the target's own token y ~ p and keep the draft only if y = x. Obviously "
@@ -258,8 +270,10 @@ else:
 
 # --- lossy on purpose, and exact but wasteful --------------------------------------------------------
 st.subheader("Lossy on purpose, and exact but wasteful")
-st.markdown("The bugs above are accidents. Serving stacks also ship rules that change the distribution on purpose, "
-            "because they accept more drafts: more tokens per target pass, paid for in the output. And one rule that "
+st.markdown("The bugs above are accidents. Some systems change the distribution on purpose, because they accept more "
+            "drafts: more tokens per target pass, paid for in the output. Medusa's code offers typical acceptance "
+            "(vLLM did too until July 2025; its current engine ships exact rejection sampling only) and TensorRT-LLM "
+            "offers relaxed acceptance for DeepSeek-R1's thinking phase. And one rule that "
             "several implementations shipped is exact, and pays in acceptance instead. All of them live in the core "
             "(`specdec_core.lossy`, `specdec_core.exact_match`) and run through the same `verify`.")
 for rule in SHIPPED[1:]:

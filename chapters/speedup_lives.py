@@ -113,10 +113,12 @@ st.caption("A used square's distribution is the target's own p at that position,
 
 # --- lossless vs everything else ---------------------------------------------------------------------
 st.subheader("Lossless vs everything else")
-st.markdown("Every other common way to make decoding faster changes *what* is computed: rounder weights, fewer "
-            "layers, a smaller student. Speculative decoding changes only *when* the target's distributions are "
-            "computed. Here both are measured on the same held-out prompts: lossy copies of the target made in this "
-            "app (the cached models are never touched), against the fp32 target they came from.")
+st.markdown("Many accelerations are exact too: a KV cache, FlashAttention, PagedAttention and batching compute "
+            "the same arithmetic faster or for more requests at once. The *compression* methods are different: "
+            "they change *what* is computed (rounder weights, fewer layers, a smaller student). Speculative "
+            "decoding keeps the target's arithmetic and changes only *when* its distributions are computed. Here "
+            "both kinds are measured on the same held-out prompts: lossy copies of the target made in this app "
+            "(the cached models are never touched), against the fp32 target they came from.")
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -265,7 +267,7 @@ else:
     } for b in stored_fid["bridge"]], key="sl_bridge_table")
     st.caption(f"Greedy, γ = {stored_fid['gamma']}, the same prompts and interleaved repetitions. The acceptance "
                "rate per draft counts every draft made, including those after a rejection that the target never "
-               "judged, so it sits below α, the mean verdict over judged drafts (at α = {EXAMPLE_ALPHA:g} and "
+               f"judged, so it sits below α, the expected acceptance chance of a judged draft (at α = {EXAMPLE_ALPHA:g} and "
                f"γ = {EXAMPLE_GAMMA} the formula α(1 − α^γ) / (γ(1 − α)) gives "
                f"{theory.accepted_per_drafted(EXAMPLE_ALPHA, EXAMPLE_GAMMA):.2f}). A drafter close "
                "to the target accepts more but costs nearly a target pass (c near 1), so it cannot pay for itself; "

@@ -163,10 +163,12 @@ def render(pair: ModelPair) -> None:
     demo.spread_note(widest.speedup, f"Speedup at batch {widest.batch}, the widest spread here")
     for line in summary(regime):
         st.markdown(f"{layout.measured_badge()} {line}")
-    st.markdown("**The first token.** Before any token appears the target must read the whole prompt, and "
-                "speculation adds the drafter's reading of it and a whole round (γ draft passes, then the "
-                "verification) before its first token counts. Speculation makes the tokens after the first "
-                "cheaper; it does not shorten the wait for the first.")
+    st.markdown("**The first token.** Before any token appears the target must read the whole prompt. Here the "
+                "speculative decoder also lets the drafter read it, and its first round reads the prompt's last "
+                "token together with γ drafts, so its first token waits for that whole round (γ draft passes, "
+                "then the verification). vLLM and SGLang instead take the first token from the target's prefill "
+                "and speculate from the second: the extra round is this app's choice. Either way speculation makes "
+                "the tokens after the first cheaper; it does not shorten the wait for the first.")
     st.plotly_chart(ttft_figure(regime), key="bt_ttft")
-    with st.expander("Every figure, by batch size"):
+    if st.toggle("Every figure, by batch size", key="bt_show_table"):  # a toggle: the section may sit in an expander
         tables.show(regime.frame().round(3).to_dict(orient="records"), key="bt_table")
