@@ -12,7 +12,7 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core.analysis.batching import FIXED_GAMMA, measure_regime, summary
+from specdec_core.analysis.batching import FIXED_GAMMA, PROMPT_TOKENS, measure_regime, summary
 from specdec_core.pairs import ModelPair
 from ui.server.models import pair_key
 from ui.state import demo
@@ -125,7 +125,8 @@ def render(pair: ModelPair) -> None:
                                help="Batches 1, 2, 4, … up to this size; each batch size runs plain and speculative "
                                     f"decoding {REPEATS} times in alternating order, {TOKENS} new tokens per prompt.")
     key = (pair_key(pair), largest)
-    st.caption(f"Prompts: the benchmark's held-out passages (up to 40 tokens each, ragged), {TOKENS} new tokens each, "
+    st.caption(f"Prompts: the benchmark's held-out passages (up to {PROMPT_TOKENS} tokens each, ragged), "
+               f"{TOKENS} new tokens each, "
                f"temperature 1, seed 0. Batch sizes {', '.join(map(str, _sizes(largest)))}; pass costs t(B, k) first, "
                "then plain and speculative batches interleaved, "
                f"{REPEATS} repetitions each. One measurement at a time on this server.")
@@ -139,8 +140,8 @@ def render(pair: ModelPair) -> None:
              what="the batch measurement", type="primary", icon=":material/stacked_bar_chart:")
     stored = demo.latest("bt_result", key, shared=True)
     if stored is None:
-        st.caption("Press **Measure the batch regime** (about a minute on a busy 2-core machine at batch 16). "
-                   "The result stays here for everyone on this server.")
+        st.caption(f"Press **Measure the batch regime** (a minute or more at batch {largest}, longer on a busy "
+                   "server). The result stays here for everyone on this server.")
         return
     regime = stored["regime"]
     st.caption(f"Measured on this server at {stored['when']}; teacher-forced α of the pair "

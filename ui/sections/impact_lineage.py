@@ -9,11 +9,12 @@ import streamlit as st
 #   merged January 2024).
 # - DistillSpec: Zhou et al. 2023, arXiv 2310.08461 (on-policy data from the drafter, a divergence chosen per
 #   decoding strategy). Lossless across vocabularies: Timor et al. 2025, arXiv 2502.05202.
+ASSISTED_RELEASE = "v4.29"  # transformers' first release with assisted generation
 LINEAGE = [
     ("2022–23", "Two groups, one idea",
      "Leviathan, Kalman & Matias (Google) and Chen et al. (DeepMind, *speculative sampling*, shown on Chinchilla "
      "70B) published the draft-then-verify scheme with the same exact rejection rule within weeks of each other. "
-     "Hugging Face's transformers shipped it as *assisted generation* in May 2023 (v4.29)."),
+     f"Hugging Face's transformers shipped it as *assisted generation* in May 2023 ({ASSISTED_RELEASE})."),
     ("2023–24", "Self-drafting: Medusa and EAGLE",
      "Why keep a second model? Medusa adds extra prediction heads to the target, each guessing a token further "
      "ahead, and checks a tree of candidates in one pass (its typical-acceptance mode relaxes exactness for "
