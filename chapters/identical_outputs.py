@@ -43,6 +43,7 @@ with st.container(key="lesson-demo"):
         with col.container(border=True):
             st.markdown(f"**{title}** · {passes} target passes")
             st.html(chips.provenance_html(pair.tokenizer, [], tokens, kinds))
+    chips.show_legend(("target", "accepted", "corrective", "bonus"))
     if not diff:
         st.success(f"Identical: {len(g['plain'])} of {len(g['plain'])} token ids agree, with "
                    f"{g['plain_passes'] - g['spec_passes']} fewer target passes for the speculative decoder.",
