@@ -257,13 +257,13 @@ def render(pair, ids: list[int], s) -> None:
             tables.show([{
                 "rule": r["rule"], "verdict": "passes" if r["test"].passes else "FAILS", "χ² p-value": f"{r['test'].pvalue:.3g}",
                 f"power at K = {shipped['signature'][3]}": "–" if r["power"] is None else f"{r['power']:.3f}",
-                "acceptance rate per draft (accepted ÷ drafted)": f"{r['acceptance']:.2f}",
+                "acceptance rate (accepted ÷ drafted)": f"{r['acceptance']:.2f}",
                 "tokens per target pass": f"{r['tokens_per_pass']:.2f}",
                 "speedup vs plain sampling": r["speed"].text() if r["speed"] is not None else "–",
             } for r in shipped["rows"]], key="id_shipped_table")
             f = shipped["figures"]
             st.markdown(
-                f"{layout.measured_badge()} At this prefix the exact rule keeps a draft with probability Σ min(p, q) = "
+                f"{layout.measured_badge()} At this prefix the exact rule keeps a draft with probability β = Σ min(p, q) = "
                 f"**{f['exact']:.3f}**; the exact-match rule with Σ p·q = **{f['exact_match']:.3f}**. Both pass the test "
                 "(their power is the test's level: only chance makes it reject an exact rule), and the exact-match rule "
                 "throws most drafts away. The lossy rules fail it: the power column is the chance that K samples catch each "
@@ -272,9 +272,10 @@ def render(pair, ids: list[int], s) -> None:
                 f"γ = {s.gamma}, median and range of {SHIPPED_REPEATS} interleaved repetitions). A lossy rule accepts more "
                 "only where it keeps drafts the exact rule would refuse: typical acceptance also refuses unlikely drafts the "
                 "exact rule keeps, so whether it gains depends on how the drafter guesses. The two figures above are not the "
-                "same quantity as the table's rate per draft: Σ min(p, q) is α for the next token after this prefix (the "
-                "chance one judged draft passes), while accepted ÷ drafted pools whole rounds over the held-out prompts and "
-                "counts the drafts after a rejection, which nobody judged, so it runs below α even for the exact rule.")
+                "same quantity as the table's acceptance rate: β is for the next token after this one prefix (the "
+                "chance one judged draft passes; α is its expectation over the positions of a text), while accepted ÷ "
+                "drafted pools whole rounds over the held-out prompts and counts the drafts after a rejection, which "
+                "nobody judged, so it runs below α even for the exact rule.")
             if n_tokens != 1:
                 st.caption("The power is computed for the next token only: set **Test the next** to 1 token to see it.")
     with st.expander("Token trees: the same test, two tokens deep"):
