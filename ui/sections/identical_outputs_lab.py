@@ -24,7 +24,7 @@ LAB_TEMPERATURE = 1.0  # used when the sidebar is greedy
 DEFAULT_PRESET = next((name for name, text in settings.PRESETS.items() if text == settings.DEFAULTS.prompt), "default")
 RULES = {rule.name: rule for rule in (EXACT, *BROKEN_RULES, EXACT_MATCH, *lossy.RULES.values())}
 EXACT_NAMES = (EXACT.name, EXACT_MATCH.name)  # rules whose output is p (drawn in the "speculative" colour)
-SHIPPED = (EXACT, EXACT_MATCH, *lossy.RULES.values())  # the exact rule beside the rules serving stacks ship
+SHIPPED = (EXACT, EXACT_MATCH, *lossy.RULES.values())  # the exact rule beside the rules peers ship or shipped
 SHIPPED_PROMPTS, SHIPPED_TOKENS, SHIPPED_REPEATS = 3, 32, 3  # the measured economics: about half a minute
 # Peers, checked against their code and merged pull requests:
 # - vLLM added Medusa's typical acceptance as TypicalAcceptanceSampler (vllm-project/vllm PR #5131, June 2024)
