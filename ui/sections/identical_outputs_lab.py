@@ -62,12 +62,16 @@ BROKEN_WHY = {
     BROKEN_RULES[2].name: "The drafts are drawn at the sidebar's temperature, but the test judges them with q computed at "
                           "twice that temperature. The ratio p/q no longer matches how the drafts were really drawn.",
 }
-COLORS = {"exact": charts.MUTED, "speculative": chips.KINDS["accepted"].color, "broken": chips.KINDS["rejected"].color,
-          "plain": chips.KINDS["target"].color}
+def colors() -> dict:
+    """The bars' colours in the viewer's theme, read on each run (a module constant would keep the first
+    viewer's theme for the whole server process)."""
+    return {"exact": charts.MUTED, "speculative": chips.KINDS["accepted"].color, "broken": chips.KINDS["rejected"].color,
+            "plain": chips.KINDS["target"].color}
 
 
 def render(pair, ids: list[int], s) -> None:
     """The four folded sections, in order; the prefix, K and rule chosen in the first serve them all."""
+    bar_colors = colors()
     with st.expander("Sampling: the same distribution, tested (a chi-square lab)"):
         sampling = s.sampling if not s.greedy else SamplingConfig(LAB_TEMPERATURE)
         lab_sampling_text = (f"the sidebar settings: {s.describe_sampling()}" if not s.greedy
@@ -148,12 +152,12 @@ def render(pair, ids: list[int], s) -> None:
 
             fig = go.Figure()
             fig.add_bar(x=labels, y=[res.cells.probs[i] for i in top] + ([sum(res.cells.probs[i] for i in rest)] if rest else []),
-                        name="exact p", marker_color=COLORS["exact"])
+                        name="exact p", marker_color=bar_colors["exact"])
             broken = res.rule not in EXACT_NAMES
             fig.add_bar(x=labels, y=share(res.speculative, top), name=f"speculative ({res.rule})",
-                        marker_color=COLORS["broken" if broken else "speculative"])
+                        marker_color=bar_colors["broken" if broken else "speculative"])
             if res.plain is not None:
-                fig.add_bar(x=labels, y=share(res.plain, top), name="plain sampling", marker_color=COLORS["plain"])
+                fig.add_bar(x=labels, y=share(res.plain, top), name="plain sampling", marker_color=bar_colors["plain"])
             fig.update_layout(barmode="group", title=f"Next {res.n_tokens} token{'s' * (res.n_tokens > 1)}: frequency in "
                               f"{res.k} samples against the exact probability", yaxis_title="share of samples",
                               height=400, margin=dict(t=40, b=8), legend=dict(orientation="h", y=-0.35),
@@ -203,7 +207,7 @@ def render(pair, ids: list[int], s) -> None:
             floor = 1e-300
             fig = go.Figure(go.Bar(
                 x=[r["rule"].removeprefix("broken: ") for r in rows], y=[max(r["p-value"], floor) for r in rows],
-                marker_color=[COLORS["speculative"] if r["rule"] == EXACT.name else COLORS["broken"] for r in rows],
+                marker_color=[bar_colors["speculative"] if r["rule"] == EXACT.name else bar_colors["broken"] for r in rows],
                 text=[f"{r['p-value']:.2g}" for r in rows], textposition="outside"))
             fig.add_hline(y=lab.LEVEL, line_dash="dash", line_color=charts.INK, annotation_text=f"reject below {lab.LEVEL:g}")
             fig.update_layout(title="Chi-square p-value per rule (log scale)", yaxis_type="log", height=360,

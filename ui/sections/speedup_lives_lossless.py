@@ -18,8 +18,14 @@ QUANTISED = ("int8 weights", "4-bit weights")
 MAX_COPY_PARAMS = 50_000_000  # five copies of a bigger target would take gigabytes of a shared server's memory
 FID_SYMBOLS = {"lower precision": "diamond", "fewer layers": "triangle-up", "distilled": "square",
                "speculative": "star"}
-FID_COLORS = {"lower precision": chips.KINDS["corrective"].color, "fewer layers": chips.KINDS["rejected"].color,
-              "distilled": chips.KINDS["drafted"].color, "speculative": chips.KINDS["accepted"].color}
+
+
+def fid_colors() -> dict:
+    """The markers' colours in the viewer's theme, read on each run (not frozen at import)."""
+    return {"lower precision": chips.KINDS["corrective"].color, "fewer layers": chips.KINDS["rejected"].color,
+            "distilled": chips.KINDS["drafted"].color, "speculative": chips.KINDS["accepted"].color}
+
+
 FID_TEXT_AT = {"speculative": "middle right", "lower precision": "bottom right"}  # labels clear of the lines near 0
 
 
@@ -116,7 +122,7 @@ def render(pair, s) -> None:
                     name=kind, text=[r["name"] for r in part], textposition=FID_TEXT_AT.get(kind, "top center"),
                     hovertext=[f"{r['name']}: {r['speed'].text()}, distance {r['distance']:.3g}" for r in part],
                     hoverinfo="text",
-                    marker=dict(symbol=symbol, size=13, color=FID_COLORS[kind], line=dict(width=1, color=charts.INK)),
+                    marker=dict(symbol=symbol, size=13, color=fid_colors()[kind], line=dict(width=1, color=charts.INK)),
                     error_y=dict(type="data", symmetric=False, array=[r["speed"].high - r["speed"].median for r in part],
                                  arrayminus=[r["speed"].median - r["speed"].low for r in part]))
         for r in rows:
