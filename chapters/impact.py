@@ -32,8 +32,8 @@ st.markdown("After the paper, the question moved from *whether* to speculate to 
 with st.container(key="lesson-demo"):
     st.subheader("Live drafter shoot-out")
     which = st.radio("Prompt", list(PROMPTS), format_func=PROMPTS.get, horizontal=True, key="im_prompt")
-    st.caption("Try it on the sidebar prompt, then on the prompt that repeats itself with temperature 0: prompt "
-               "lookup, which costs nothing, jumps from last place towards first.")
+    st.info("**Try this:** run it on the sidebar prompt, then on the prompt that repeats itself with temperature 0: "
+            "prompt lookup, which costs nothing, jumps from last place towards first.", icon=":material/lightbulb:")
     if which == "sidebar":
         ids = models.require_prompt_ids(pair)
         prompt_text = s.prompt

@@ -95,9 +95,9 @@ lesson.markdown(f"{layout.measured_badge()} Both decoders use exactly one distri
                 f"({spec_sum['used']} here). Speculative decoding computed {spec_sum['computed'] - spec_sum['used']} "
                 "more and discarded them (crosses): the price of guessing wrong, paid in arithmetic that would "
                 "otherwise have sat idle.")
-lesson.caption("Try this: switch the drafter to the n-gram lookup (no model: it proposes what followed the last few "
-               "tokens where they appeared before), then set temperature to 0 in the sidebar: the rows get longer "
-               "where the text starts repeating itself.")
+lesson.info("**Try this:** switch the drafter to the n-gram lookup (no model: it proposes what followed the last few "
+            "tokens where they appeared before), then set temperature to 0 in the sidebar: the rows get longer "
+            "where the text starts repeating itself.", icon=":material/lightbulb:")
 with st.expander("Reading the grid"):
     st.markdown(
         "The accounting of *which* distributions decide the text is the same in both decoders; the difference is "

@@ -16,6 +16,8 @@ ids, problem = models.prompt_problem(pair, s)
 st.header("Key Takeaways")
 st.markdown("Six things to remember, each beside the chapter that shows it live. Open one to see this machine's "
             "figure next to the paper's.")
+st.info("**Try this:** change γ or the temperature in the sidebar and open a card again: this machine's figures "
+        "move, the paper's stay.", icon=":material/lightbulb:")
 CHAPTER = {c.path: c for c in chapters.CHAPTERS}
 
 
