@@ -1,4 +1,4 @@
-"""Chapter: Quiz. Questions from assets/quiz.json, in an order shuffled by the seed, one at a time with
+"""Chapter: Quiz, the full practice bank. Questions from assets/quiz.json, in an order shuffled by the seed, one at a time with
 immediate feedback, an explanation and a link to the chapter; then the score, a review and a retry.
 State lives in this user's session only."""
 import streamlit as st
@@ -18,8 +18,9 @@ def questions() -> list[quiz.Question]:
 s = settings.current()
 st.header("Quiz")
 layout.intro(
-    "Questions on every chapter, a few of them numeric, computed by the same formulas the charts use. Each "
-    "answer is checked at once, with an explanation and a link to the chapter that covers it.",
+    "This is the **full practice bank**: every question on every chapter, in an order set by the seed. Each answer "
+    "is checked at once, with an explanation and a link to the chapter that covers it. (A class runs a shorter "
+    "quiz of its own, one question per chapter's idea.)",
     "answer one question wrong on purpose and follow the link: the chapter shows the idea live.")
 
 try:
@@ -66,7 +67,7 @@ st.progress(len(answers) / total,
 if state["index"] < total:
     q = by_id[order[state["index"]]]
     key = f"qz_{q.id}_{state['attempt']}"
-    with st.container(border=True):
+    with st.container(border=True, key="lesson-demo"):
         st.markdown(f"**Question {state['index'] + 1}.** {q.prompt}")
         answered = q.id in answers
         if q.kind == "choice":

@@ -9,9 +9,10 @@ from plotly.subplots import make_subplots
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.self_draft import compare_drafters
 from specdec_core.sampling import GREEDY
+from ui.sections import self_drafting_heads
 from ui.server import models
 from ui.state import demo, settings
-from ui.widgets import charts, layout, palette, tables
+from ui.widgets import charts, palette, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
 GAMMA = 5  # the Medusa heads draft at most five tokens a round (one per head)
@@ -22,13 +23,9 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 st.header("Drafters That Read the Target")
-layout.intro(
-    "The distilled draft is a second, smaller model: it reads the text and guesses what the target will say. "
-    "Medusa and EAGLE read the target itself: its last hidden state, the vector its LM head turns into the next "
-    "token's probabilities. That vector already holds what the target knows about the text, so a drafter built on "
-    "it needs very little of its own.",
-    "compare the acceptance by position of the three drafters below, then their calibration charts: which drafter "
-    "knows when it is right?")
+st.markdown("The distilled draft is a second, smaller model that reads the text. **Medusa and EAGLE read the target "
+            "itself**: its last hidden state, the vector its LM head turns into the next token's probabilities, "
+            "already holds what the target knows, so a drafter built on it needs very little of its own.")
 
 if not pair.self_drafters:
     st.info("This pair has no heads trained on its target (only the bundled Shakespeare pair has them). "
@@ -41,78 +38,41 @@ width = next(iter(pair.self_drafters.values())).config.width
 params = {name: sum(p.numel() for p in d.net.parameters()) for name, d in
           (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}
 
-st.subheader("What a head reads")
-c = st.columns(2)
-if medusa is not None:
-    with c[0].container(border=True):
-        st.markdown(
-            f"**Medusa heads** (Cai et al. 2024): {medusa.n_heads} small blocks, each h + SiLU(W h) on the target's "
-            f"{width}-wide feature of the latest token it has scored. Head *k* guesses the token *k* places after the "
-            "one the target predicts there, all in **one** pass, and none of them sees the guesses before it. "
-            f"Here the heads share the target's own LM head, frozen ({params['Medusa heads']:,} trained parameters in "
-            "all); Medusa gives each head an LM head of its own.")
-if eagle is not None:
-    with c[1].container(border=True):
-        st.markdown(
-            "**EAGLE drafter** (Li et al. 2024): one decoder layer that reads pairs (the target's feature at *t*, "
-            "the token at *t* + 1) and predicts the feature at *t* + 1; the target's LM head reads the guess out. "
-            "It drafts step by step *in feature space*, feeding its own predicted features back in, and after each "
-            f"round catches up from the target's real features ({params['EAGLE drafter']:,} trained parameters).")
-st.markdown(
-    "**Trained with the target frozen.** `specdec train heads` ran the target once over windows of the training "
-    "plays and kept its features; only the heads learned. Medusa's heads learned the target's own distribution "
-    "*k* tokens on; EAGLE learned to regress the next feature (smooth L1) plus a small cross-entropy on what the "
-    "LM head makes of it, with noise on its inputs so that its own imperfect guesses do not throw it (EAGLE's "
-    "recipe). The target's weights are fingerprinted: heads offered to another target are refused.")
-summary = {name: d.training for name, d in (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}
-if any(summary.values()):
-    t = next(v for v in summary.values() if v)
-    agree = t.get("val_medusa_agree", [])
-    rows = [{"drafter": "Medusa heads", "what": f"head {k + 1}: token {k + 2} ahead", "agrees with the target's "
-             "top token (held-out plays)": a} for k, a in enumerate(agree)]
-    if "val_eagle_agree" in t:
-        rows.append({"drafter": "EAGLE drafter", "what": "the next token, from the target's true feature",
-                     "agrees with the target's top token (held-out plays)": t["val_eagle_agree"]})
-    st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min of CPU training, the "
-               "target frozen), on windows of the held-out plays (Macbeth, The Tempest):")
-    tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": ".1%"})
-
-st.subheader("One round, three drafters")
-st.caption("Each drafter's first round of five drafts on the sidebar prompt (greedy), next to the five tokens the "
-           "target itself then writes. A draft counts only if every draft before it was right.")
-truth = autoregressive_generate(pair.target, ids, GAMMA, GREEDY).tokens
-words = lambda toks: [charts.token_label(pair.tokenizer.decode([t])) for t in toks]
-first = {"target (what it writes)": (words(truth), [None] * len(truth))}
-for label, d in (("distilled draft", pair.draft), ("Medusa heads", medusa), ("EAGLE drafter", eagle)):
-    if d is None:
-        continue
-    r = speculative_generate(pair.target, d, ids, gamma=GAMMA, max_new_tokens=GAMMA + 1, sampling=GREEDY, max_rounds=1)
-    rnd = r.rounds[0] if r.rounds else None
-    drafts = rnd.draft_tokens if rnd else []
-    first[label] = (words(drafts), (rnd.draft_top or [None] * len(drafts)) if rnd else [])
-table = []
-for label, (toks, conf) in first.items():
-    row = {"": label}
-    for k in range(GAMMA):
-        if k < len(toks):
-            mark = "" if label.startswith("target") else (" ✓" if k < len(truth) and toks[k] == first[
-                "target (what it writes)"][0][k] else " ✗")
-            row[f"token {k + 1}"] = toks[k] + mark + (f" ({conf[k]:.0%})" if conf[k] is not None else "")
-        else:
-            row[f"token {k + 1}"] = "—"
-    table.append(row)
-tables.show(table, key="sd_first_round")
-st.caption("✓ / ✗: the same token as the target's at that position (a later ✓ after a ✗ is not accepted: the round "
-           "ends at the first wrong draft). In brackets: the drafter's own top probability.")
+with st.container(key="lesson-demo"):
+    st.subheader("One round, three drafters")
+    st.caption("Each drafter's first round of five drafts on the sidebar prompt (greedy), next to the five tokens the "
+               "target itself then writes. A draft counts only if every draft before it was right.")
+    truth = autoregressive_generate(pair.target, ids, GAMMA, GREEDY).tokens
+    words = lambda toks: [charts.token_label(pair.tokenizer.decode([t])) for t in toks]
+    first = {"target (what it writes)": (words(truth), [None] * len(truth))}
+    for label, d in (("distilled draft", pair.draft), ("Medusa heads", medusa), ("EAGLE drafter", eagle)):
+        if d is None:
+            continue
+        r = speculative_generate(pair.target, d, ids, gamma=GAMMA, max_new_tokens=GAMMA + 1, sampling=GREEDY, max_rounds=1)
+        rnd = r.rounds[0] if r.rounds else None
+        drafts = rnd.draft_tokens if rnd else []
+        first[label] = (words(drafts), (rnd.draft_top or [None] * len(drafts)) if rnd else [])
+    table = []
+    for label, (toks, conf) in first.items():
+        row = {"": label}
+        for k in range(GAMMA):
+            if k < len(toks):
+                mark = "" if label.startswith("target") else (" ✓" if k < len(truth) and toks[k] == first[
+                    "target (what it writes)"][0][k] else " ✗")
+                row[f"token {k + 1}"] = toks[k] + mark + (f" ({conf[k]:.0%})" if conf[k] is not None else "")
+            else:
+                row[f"token {k + 1}"] = "—"
+        table.append(row)
+    tables.show(table, key="sd_first_round")
+    st.caption("✓ / ✗: the same token as the target's at that position (a later ✓ after a ✗ is not accepted: the round "
+               "ends at the first wrong draft). In brackets: the drafter's own top probability.")
+st.info("**Try this:** measure the three drafters below, then compare their acceptance by position and their "
+        "calibration charts: which drafter knows when it is right?", icon=":material/lightbulb:")
 
 st.subheader("Measured: the three drafters on this prompt")
 drafters = {"distilled draft": pair.draft, **{name: d for name, d in
                                               (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}}
 max_new = min(s.max_new_tokens, pair.context_length - len(ids))
-st.caption(f"γ = {GAMMA} for every drafter, {s.describe_sampling()}, seed {s.seed}, {max_new} tokens; plain decoding "
-           f"and each drafter run in turn, {REPEATS} times over in alternating order; a speedup is the median of "
-           "plain time / drafter time (prompt processing excluded). c is the drafter's warm pass over a target pass "
-           "(for Medusa one pass drafts the whole round).")
 signature = (models.pair_key(pair), s.signature())
 demo.run("Measure the three drafters", key="sd_run", state="sd_result", signature=signature,
          what="the drafter comparison", slot=False, type="primary", icon=":material/compare_arrows:",
@@ -164,3 +124,12 @@ if stored:
     st.plotly_chart(fig_c, key="sd_calibration")
 else:
     st.caption("Press **Measure the three drafters** to time them on this prompt.")
+with st.expander("How the three drafters are measured"):
+    st.caption(f"γ = {GAMMA} for every drafter, {s.describe_sampling()}, seed {s.seed}, {max_new} tokens; plain decoding "
+               f"and each drafter run in turn, {REPEATS} times over in alternating order; a speedup is the median of "
+               "plain time / drafter time (prompt processing excluded). c is the drafter's warm pass over a target pass "
+               "(for Medusa one pass drafts the whole round).")
+
+st.subheader("Go deeper")
+with st.expander("What a head reads, and how the heads were trained here"):
+    self_drafting_heads.render(medusa, eagle, width, params)

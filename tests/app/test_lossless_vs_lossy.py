@@ -92,7 +92,7 @@ def test_lab_shows_the_lossy_rules_failing_with_their_gains_beside_them():
     for name in lossy.RULES:
         assert rows.loc[name, "verdict"] == "FAILS"
         assert float(rows.loc[name, power]) > 0.99
-    accept = "acceptance rate per draft (accepted ÷ drafted)"
+    accept = "acceptance rate (accepted ÷ drafted)"
     assert float(rows.loc[EXACT_MATCH.name, accept]) < float(rows.loc[EXACT.name, accept])
     assert float(rows.loc[lossy.RELAXED.name, accept]) > float(rows.loc[EXACT.name, accept])
     assert rows.loc[EXACT.name, "speedup vs plain sampling"].endswith("runs)")

@@ -54,7 +54,11 @@ def typed_in_source(source: str) -> list[tuple[int, str]]:
     return found
 
 
-PAGES = [c.path for c in chapters.CHAPTERS]
+STEMS = [Path(c.path).stem for c in chapters.CHAPTERS]
+# A chapter's folded sections (ui/sections/<chapter>_<topic>.py) and the shared batch section are its prose too.
+SECTIONS = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "ui" / "sections").glob("*.py")
+                  if any(f.stem.startswith(stem + "_") for stem in STEMS))
+PAGES = [c.path for c in chapters.CHAPTERS] + SECTIONS + ["ui/content/batch_section.py"]
 
 
 @pytest.mark.parametrize("path", PAGES)

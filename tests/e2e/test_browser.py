@@ -114,6 +114,7 @@ def race(page):
 
 
 def identical_outputs(page):
+    page.locator('[data-testid="stExpander"] summary:has-text("Sampling: the same distribution")').click()  # folded
     click(page, "id_sample")
     return ".st-key-id_hist"
 

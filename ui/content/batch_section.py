@@ -12,7 +12,7 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core.analysis.batching import FIXED_GAMMA, measure_regime, summary
+from specdec_core.analysis.batching import FIXED_GAMMA, PROMPT_TOKENS, measure_regime, summary
 from specdec_core.pairs import ModelPair
 from ui.server.models import pair_key
 from ui.state import demo
@@ -125,7 +125,8 @@ def render(pair: ModelPair) -> None:
                                help="Batches 1, 2, 4, … up to this size; each batch size runs plain and speculative "
                                     f"decoding {REPEATS} times in alternating order, {TOKENS} new tokens per prompt.")
     key = (pair_key(pair), largest)
-    st.caption(f"Prompts: the benchmark's held-out passages (up to 40 tokens each, ragged), {TOKENS} new tokens each, "
+    st.caption(f"Prompts: the benchmark's held-out passages (up to {PROMPT_TOKENS} tokens each, ragged), "
+               f"{TOKENS} new tokens each, "
                f"temperature 1, seed 0. Batch sizes {', '.join(map(str, _sizes(largest)))}; pass costs t(B, k) first, "
                "then plain and speculative batches interleaved, "
                f"{REPEATS} repetitions each. One measurement at a time on this server.")
@@ -139,8 +140,8 @@ def render(pair: ModelPair) -> None:
              what="the batch measurement", type="primary", icon=":material/stacked_bar_chart:")
     stored = demo.latest("bt_result", key, shared=True)
     if stored is None:
-        st.caption("Press **Measure the batch regime** (about a minute on a busy 2-core machine at batch 16). "
-                   "The result stays here for everyone on this server.")
+        st.caption(f"Press **Measure the batch regime** (a minute or more at batch {largest}, longer on a busy "
+                   "server). The result stays here for everyone on this server.")
         return
     regime = stored["regime"]
     st.caption(f"Measured on this server at {stored['when']}; teacher-forced α of the pair "
@@ -163,10 +164,12 @@ def render(pair: ModelPair) -> None:
     demo.spread_note(widest.speedup, f"Speedup at batch {widest.batch}, the widest spread here")
     for line in summary(regime):
         st.markdown(f"{layout.measured_badge()} {line}")
-    st.markdown("**The first token.** Before any token appears the target must read the whole prompt, and "
-                "speculation adds the drafter's reading of it and a whole round (γ draft passes, then the "
-                "verification) before its first token counts. Speculation makes the tokens after the first "
-                "cheaper; it does not shorten the wait for the first.")
+    st.markdown("**The first token.** Before any token appears the target must read the whole prompt. Here the "
+                "speculative decoder also lets the drafter read it, and its first round reads the prompt's last "
+                "token together with γ drafts, so its first token waits for that whole round (γ draft passes, "
+                "then the verification). vLLM and SGLang instead take the first token from the target's prefill "
+                "and speculate from the second: the extra round is this app's choice. Either way speculation makes "
+                "the tokens after the first cheaper; it does not shorten the wait for the first.")
     st.plotly_chart(ttft_figure(regime), key="bt_ttft")
-    with st.expander("Every figure, by batch size"):
+    if st.toggle("Every figure, by batch size", key="bt_show_table"):  # a toggle: the section may sit in an expander
         tables.show(regime.frame().round(3).to_dict(orient="records"), key="bt_table")

@@ -1,0 +1,1 @@
+"""Folded 'go deeper' sections of the chapters, one module each; each chapter imports its own."""

@@ -1,0 +1,43 @@
+"""Drafters That Read the Target, folded: what a Medusa head and the EAGLE drafter read, and how they were
+trained here with the target frozen (with their held-out agreement)."""
+import streamlit as st
+
+from ui.widgets import tables
+
+
+def render(medusa, eagle, width: int, params: dict) -> None:
+    """The two drafters' anatomy and their training record."""
+    c = st.columns(2)
+    if medusa is not None:
+        with c[0].container(border=True):
+            st.markdown(
+                f"**Medusa heads** (Cai et al. 2024): {medusa.n_heads} small blocks, each h + SiLU(W h) on the target's "
+                f"{width}-wide feature of the latest token it has scored. Head *k* guesses the token *k* places after the "
+                "one the target predicts there, all in **one** pass, and none of them sees the guesses before it. "
+                f"Here the heads share the target's own LM head, frozen ({params['Medusa heads']:,} trained parameters in "
+                "all); Medusa gives each head an LM head of its own.")
+    if eagle is not None:
+        with c[1].container(border=True):
+            st.markdown(
+                "**EAGLE drafter** (Li et al. 2024): one decoder layer that reads pairs (the target's feature at *t*, "
+                "the token at *t* + 1) and predicts the feature at *t* + 1; the target's LM head reads the guess out. "
+                "It drafts step by step *in feature space*, feeding its own predicted features back in, and after each "
+                f"round catches up from the target's real features ({params['EAGLE drafter']:,} trained parameters).")
+    st.markdown(
+        "**Trained with the target frozen.** `specdec train heads` ran the target once over windows of the training "
+        "plays and kept its features; only the heads learned. Medusa's heads learned the target's own distribution "
+        "*k* tokens on; EAGLE learned to regress the next feature (smooth L1) plus a small cross-entropy on what the "
+        "LM head makes of it, with noise on its inputs so that its own imperfect guesses do not throw it (EAGLE's "
+        "recipe). The target's weights are fingerprinted: heads offered to another target are refused.")
+    summary = {name: d.training for name, d in (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}
+    if any(summary.values()):
+        t = next(v for v in summary.values() if v)
+        agree = t.get("val_medusa_agree", [])
+        rows = [{"drafter": "Medusa heads", "what": f"head {k + 1}: token {k + 2} ahead", "agrees with the target's "
+                 "top token (held-out plays)": a} for k, a in enumerate(agree)]
+        if "val_eagle_agree" in t:
+            rows.append({"drafter": "EAGLE drafter", "what": "the next token, from the target's true feature",
+                         "agrees with the target's top token (held-out plays)": t["val_eagle_agree"]})
+        st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min of CPU training, the "
+                   "target frozen), on windows of the held-out plays (Macbeth, The Tempest):")
+        tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": ".1%"})
