@@ -186,6 +186,11 @@ class CachedLM:
         self._tree_depth: list[int] = []  # per tree node fed so far: its depth (0 = next position)
         self._tree_seen: torch.Tensor | None = None  # (nodes, nodes) bool: node i attends to node j
 
+    @property
+    def lean(self) -> bool:
+        """Whether the passes run the core's lean GPT-2 pass (else the model's transformers forward)."""
+        return self._gpt2 is not None
+
     def extend(self, tokens: list[int], logits_to_keep: int | None = None, hidden: bool = False):
         """Feed `tokens` in one forward pass; return float32 logits (k, V) of the last k positions
         (k = logits_to_keep, default all fed tokens). Logit row i predicts the token after position i.

@@ -76,8 +76,3 @@ def simulate_tokens_per_round(alpha: float, gamma: int, n_rounds: int, seed: int
     prefix = np.where(accepted.all(1), gamma, np.argmin(accepted, axis=1))
     return prefix + 1
 
-
-def gamma_table(alphas, gammas, c: float, v: CostFactor = 1.0) -> list[dict]:
-    """Rows of (alpha, gamma, expected tokens, speedup) for charts and tables."""
-    return [{"alpha": a, "gamma": g, "expected_tokens": expected_tokens(a, g), "speedup": speedup(a, g, c, v)}
-            for a in alphas for g in gammas]

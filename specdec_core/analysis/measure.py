@@ -3,7 +3,7 @@
 1. Contestants are interleaved. Every comparison (plain against speculative, drafter against drafter,
    γ against γ, chain against tree, a variant against the target) is a `contest`: it runs its
    contestants once per repetition, A B C in one repetition and C B A in the next
-   (`interleaved_order`), so a slow moment of a shared machine hits all of them alike. A run's time
+   (`interleave`), so a slow moment of a shared machine hits all of them alike. A run's time
    is its decoding phase (`decode_seconds`: the prompt's prefill left out), per new token
    (`decode_s_per_token`); the live race's lanes, which a page replays, keep the whole wall clock.
 2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
@@ -95,22 +95,16 @@ def ratios(numerators: list[float], denominators: list[float]) -> Measured:
 
 # --- interleaving --------------------------------------------------------------------------------------
 
-def interleaved_order(names: list, repeats: int) -> list[list]:
-    """The order each repetition visits the contestants in: as given in even repetitions, reversed in
-    odd ones (A B C, C B A, A B C, ...), so no contestant always runs first or last."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
-    return [_order(names, r) for r in range(repeats)]
-
-
 def _order(names: list, repetition: int) -> list:
+    """As given in even repetitions, reversed in odd ones (A B C, C B A, A B C, ...), so no
+    contestant always runs first or last."""
     return list(names) if repetition % 2 == 0 else list(reversed(names))
 
 
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
                progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
                max_repeats: int | None = None) -> dict[Hashable, list[T]]:
-    """Each contestant's results over `repeats` interleaved repetitions (`interleaved_order`).
+    """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A.
 
     Each run happens inside its own `with hold():` (a server passes its admission slot, so a long
     measurement holds it one run at a time and other work can go in between); `progress(fraction,

@@ -32,9 +32,6 @@ from ..trace import GenerationResult
 from .measure import Contest, Measured, PassTimes, contest, decode_s_per_token, measured, sync
 from .round_stats import mean_acceptance_length, measured_alpha
 
-LANES = ("standard", "speculative")
-
-
 # --- simulated ------------------------------------------------------------------------------------
 
 @dataclass

@@ -8,17 +8,22 @@ import time
 import pytest
 
 from specdec_core.analysis import measure, race
-from specdec_core.analysis.measure import PassTimes, interleave, interleaved_order, measured
+from specdec_core.analysis.measure import PassTimes, contest, interleave, measured
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
 # --- interleaving -------------------------------------------------------------------------------------
 
-def test_interleaved_order_alternates_every_repetition():
-    assert interleaved_order(["A", "B"], 4) == [["A", "B"], ["B", "A"], ["A", "B"], ["B", "A"]]
-    assert interleaved_order(["A", "B", "C"], 2) == [["A", "B", "C"], ["C", "B", "A"]]
+def test_a_contest_alternates_its_order_every_repetition():
+    log = []
+    run = lambda name: (lambda: log.append(name))
+    contest({"A": run("A"), "B": run("B")}, 4)
+    assert log == ["A", "B", "B", "A", "A", "B", "B", "A"]
+    log.clear()
+    contest({"A": run("A"), "B": run("B"), "C": run("C")}, 2, warm_up=True)
+    assert log == ["A", "B", "C"] + ["A", "B", "C", "C", "B", "A"]  # untimed warm-ups, then the repetitions
     with pytest.raises(ValueError, match="repeats"):
-        interleaved_order(["A"], 0)
+        contest({"A": run("A")}, 0)
 
 
 def test_interleave_runs_contestants_in_that_order_each_in_its_own_hold():

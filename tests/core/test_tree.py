@@ -37,7 +37,7 @@ def test_tree_pass_sees_only_ancestors_and_cache_keeps_the_path(small_pair, forw
     tokens, parents = [26, 5, 35, 8, 9, 7, 31], [-1, 0, 0, 1, 2, 2, 5]
     lm = CachedLM(target, "transformers" if forward == "transformers forward" else "core")
     lm.prefill(prefix)
-    assert (lm._gpt2 is None) == (forward == "transformers forward")
+    assert lm.lean == (forward == "lean GPT-2 pass")
     logits = lm.extend_tree(tokens[:3], parents[:3])  # a tree fed over two passes
     logits = torch.cat([logits, lm.extend_tree(tokens[3:], parents[3:])])
     for node in range(len(tokens)):  # each row: a plain forward over the prefix and the node's ancestors
