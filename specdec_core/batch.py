@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
-from .drafters import ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
+from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
 from .lm import vocab_size
 from .policies import MAX_GAMMA
@@ -144,31 +144,12 @@ class BatchModelDraftSession:
         self.lm.retire(rows)
 
 
-class PerRowDraftSessions:
-    """Any other drafter: one ordinary session per row (model-free drafters make no passes to share)."""
-
-    def __init__(self, drafter, vocab: int, rows: int):
-        self.sessions = [drafter.start(vocab) for _ in range(rows)]
-
-    @property
-    def passes(self) -> int:
-        return sum(s.passes for s in self.sessions)
-
-    def propose(self, wants, sampling, generators) -> dict[int, Proposal]:
-        return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
-
-    def retire(self, rows: list[int]) -> None:
-        pass
-
-
-def start_batch(drafter, vocab: int, rows: int):
-    """The drafter's batched session: its own `start_batch` if it has one, the batched model session
-    for a model drafter, else one ordinary session per row."""
-    if hasattr(drafter, "start_batch"):
-        return drafter.start_batch(vocab, rows)
+def start_batch(drafter: Drafter, vocab: int, rows: int):
+    """The drafter's batched session: the batched model session (one pass for all rows) for a model
+    drafter, else the drafter's own `start_batch` (by default one ordinary session per row)."""
     if isinstance(drafter, ModelDrafter):
         return BatchModelDraftSession(drafter, rows)
-    return PerRowDraftSessions(drafter, vocab, rows)
+    return drafter.start_batch(vocab, rows)
 
 
 # --- one row's bookkeeping ------------------------------------------------------------------------------

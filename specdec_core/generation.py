@@ -198,8 +198,8 @@ def begin(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, see
     takes the target's own. A drafter that reads the target sees the prompt's features."""
     target = as_model(target, "target")
     drafter = as_drafter(drafter) if drafter is not None else None
-    if drafter is not None and hasattr(drafter, "check_target"):  # heads trained on one target refuse another
-        drafter.check_target(target)
+    if drafter is not None:
+        drafter.check_target(target)  # heads trained on one target refuse another
     prompt = check_inputs(target, prompt_ids, max_new_tokens, sampling, drafter, max_rounds)
     generator, seed = make_generator(seed)
     eos = target.config.eos_token_id if eos_token_id == "model" else eos_token_id

@@ -233,7 +233,7 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
             draft_pass_s=proposal.pass_s, target_pass_s=g.lm.last_pass_s,
             draft_passes=g.session.passes - draft_passes_before, next_prob=v.next_prob,
             gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
-            draft_cache=getattr(g.session, "cache_log", None) if drafts else None,
+            draft_cache=g.session.cache_log if drafts else None,
         )
         if trace:
             if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .drafters import as_drafter
 from .generation import begin
 from .sampler import acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, sample, to_probs
@@ -152,10 +153,11 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
     (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`); `forward` picks
     the target's forward path (lm.CachedLM)."""
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
+    drafter = as_drafter(drafter)
+    if not drafter.drafts_trees:
+        raise ValueError(f"drafter {drafter.name!r} cannot draft token trees (it does not declare drafts_trees)")
     g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward,
               drafter=drafter, max_rounds=max_rounds)
-    if not hasattr(g.session, "propose_tree"):
-        raise ValueError(f"drafter {g.drafter.name!r} cannot draft token trees (its session has no propose_tree)")
     while g.running:
         # 1. Draft a tree below the last committed token, never deeper than the tokens still wanted.
         depth = g.room(len(shape))

@@ -19,6 +19,7 @@ from specdec_core.policies import (
     Costs,
     Heuristic,
     Hybrid,
+    Policy,
     confidence,
 )
 from specdec_core.sampling import GREEDY
@@ -209,7 +210,7 @@ def test_speculative_generate_rejects_a_bad_gamma(small_pair, gamma):
 
 
 def test_a_policy_asking_for_an_unbounded_gamma_is_refused(small_pair):
-    class Greedy:  # asks for far too many drafts
+    class Greedy(Policy):  # asks for far too many drafts
         name, max_gamma = "too long", 64
 
         def start(self):

@@ -74,7 +74,7 @@ def test_cli_takes_a_policy_and_reports_the_metrics(small_pair, monkeypatch, cap
 
     class Pair:  # the CLI loads a named pair; give it the tiny one
         def __init__(self):
-            self.target, self.draft = target, draft
+            self.target, self.draft, self.self_drafters, self.notes = target, draft, {}, []
             self.tokenizer = type("T", (), {"encode": staticmethod(lambda s: [1, 2, 3]),
                                             "decode": staticmethod(lambda ids: " ".join(map(str, ids)))})()
 

@@ -12,6 +12,7 @@ from specdec_core import (
     tree_generate,
 )
 from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
+from specdec_core.drafters import Drafter
 from specdec_core.lm import CachedLM
 from specdec_core.sampling import to_probs
 from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, TreeRule, tree_size
@@ -135,11 +136,11 @@ def test_bad_budgets_are_refused(small_pair, budget):
 
 
 def test_a_drafter_without_trees_is_refused(small_pair):
-    class ChainOnly:  # a Drafter whose sessions draft chains only
-        name, vocab_size, context_length = "chain only", None, None
+    class ChainOnly(Drafter):  # a Drafter whose sessions draft chains only: drafts_trees is not declared
+        name = "chain only"
 
         def start(self, vocab):
-            return NgramDrafter().start(vocab).propose  # anything without propose_tree
+            return NgramDrafter().start(vocab)
 
     with pytest.raises(ValueError, match="cannot draft token trees"):
         tree_generate(small_pair[0], ChainOnly(), [1, 2], max_new_tokens=4)
