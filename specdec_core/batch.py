@@ -25,7 +25,7 @@ import torch
 from .batch_lm import BatchLM
 from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
-from .lm import vocab_size
+from .passes import vocab_size
 from .policies import MAX_GAMMA
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import torch
 from transformers import PreTrainedModel
 
-from .lm import CachedLM, context_length, vocab_size
+from .lm import CachedLM
+from .passes import context_length, vocab_size
 from .sampling import SamplingConfig, sample, to_probs
 from .tree_draft import DraftTree, draft_tree
 

@@ -28,7 +28,8 @@ import torch
 from transformers import PreTrainedModel
 
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
-from .lm import CachedLM, context_length, vocab_size
+from .lm import CachedLM
+from .passes import context_length, vocab_size
 from .sampling import SamplingConfig
 from .trace import GenerationResult, RoundTrace
 
