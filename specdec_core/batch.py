@@ -29,7 +29,7 @@ from .passes import vocab_size
 from .policies import MAX_GAMMA
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
-from .trace import GenerationResult, RoundTrace
+from .trace import GenerationResult
 
 MAX_BATCH = 64  # rows per batch: a bound for a shared server (the pass's memory grows with it)
 
@@ -209,13 +209,9 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
                 new, hit_eos = g.commit(x[:v.n_accepted], v.next_token, v.next_kind)
                 drafted = len(proposals[i].pass_s) if i in proposals else 0
                 g.session.passes += drafted
-                g.end_round(RoundTrace(
-                    index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=x,
-                    n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-                    q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
-                    uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
-                    draft_pass_s=proposals[i].pass_s if i in proposals else [], target_pass_s=lm.last_pass_s,
-                    draft_passes=drafted, next_prob=v.next_prob, gamma=gamma), hit_eos)
+                g.end_round(g.round_record(
+                    new, x, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms,
+                    proposals[i].pass_s if i in proposals else [], drafted, lm.last_pass_s, gamma=gamma), hit_eos)
             if not g.running:
                 g.prefill_s = prefill_s
                 results[i] = g.result(gamma=gamma if drafter is not None else None)

@@ -172,6 +172,21 @@ class Generation:
             self.features = None
         return new, hit_eos
 
+    def round_record(self, new: list[int], drafts: list[int], n_accepted: int, verdict, q_draft, p_draft,
+                     accept_prob, uniforms, draft_pass_s: list[float], draft_passes: int, target_pass_s: float,
+                     **more) -> RoundTrace:
+        """The round's record, built here for chains, trees and batches alike, after `commit` added the
+        round's tokens `new`: where it sits in the generation, the drafts and how each was judged (q_i(x_i),
+        p_i(x_i), acceptance chances, uniforms or None: tensors or lists), the verdict's next token, and
+        the passes. `more` adds what only the decoder knows (gamma, draft_stop, caches, the tree)."""
+        floats = lambda xs: xs.tolist() if isinstance(xs, torch.Tensor) else list(xs)
+        return RoundTrace(
+            index=len(self.rounds), position=len(self.tokens) - len(new), draft_tokens=list(drafts),
+            n_accepted=n_accepted, next_token=verdict.next_token, next_kind=verdict.next_kind, emitted=new,
+            q_draft=floats(q_draft), p_draft=floats(p_draft), accept_prob=floats(accept_prob),
+            uniforms=None if uniforms is None else floats(uniforms), draft_pass_s=draft_pass_s,
+            target_pass_s=target_pass_s, draft_passes=draft_passes, next_prob=verdict.next_prob, **more)
+
     def end_round(self, round_trace: RoundTrace | None, hit_eos: bool, on_round: Callable | None = None) -> None:
         """Record a round (None: plain decoding keeps no rounds) and tell the caller's callback."""
         if round_trace is not None:

@@ -225,16 +225,11 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
         length.observe(len(drafts), v.n_accepted)
 
         new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
-        r = RoundTrace(
-            index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=drafts,
-            n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-            q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
-            uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
-            draft_pass_s=proposal.pass_s, target_pass_s=g.lm.last_pass_s,
-            draft_passes=g.session.passes - draft_passes_before, next_prob=v.next_prob,
+        r = g.round_record(
+            new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
+            g.session.passes - draft_passes_before, g.lm.last_pass_s,
             gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
-            draft_cache=g.session.cache_log if drafts else None,
-        )
+            draft_cache=g.session.cache_log if drafts else None)
         if trace:
             if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
                 raw = proposal.logits[:len(drafts)]

@@ -174,14 +174,11 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
         accepted = [tree.tokens[n] for n in v.path]
         new, hit_eos = g.commit(accepted, v.next_token, v.next_kind)
         t = _tree_trace(tree, v, p, trace)
-        r = RoundTrace(
-            index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=list(tree.tokens),
-            n_accepted=len(accepted), next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-            q_draft=t.q_node, p_draft=t.p_node,
-            accept_prob=[math.nan if a is None else a for a in t.accept_prob],
-            uniforms=None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
-            draft_pass_s=tree.pass_s, target_pass_s=g.lm.last_pass_s,
-            draft_passes=g.session.passes - passes_before, next_prob=v.next_prob, tree=t)
+        r = g.round_record(
+            new, tree.tokens, len(accepted), v, t.q_node, t.p_node,
+            [math.nan if a is None else a for a in t.accept_prob],
+            None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
+            tree.pass_s, g.session.passes - passes_before, g.lm.last_pass_s, tree=t)
         if trace:
             r.p_top = t.p_top
         g.end_round(r, hit_eos, on_round)
