@@ -64,6 +64,7 @@ class Policy:
     `max_gamma` and implement `start`; what is optional has its default here."""
     name: str = "policy"
     max_gamma: int  # the longest round it can ask for
+    plans_with_costs: bool = False  # True: it plans with a Costs, which with_costs replaces
 
     def start(self) -> PolicySession:
         raise NotImplementedError(f"{type(self).__name__} must implement start")
@@ -198,6 +199,7 @@ class AcceptanceDriven(Policy):
     table, PR #32374). Counts decay by `decay` per round, so the policy
     follows alpha as it drifts; a position seldom reached leans on the overall rate (`prior_weight`
     pseudo-rounds of it), which itself starts at `prior_alpha`."""
+    plans_with_costs = True
     costs: Costs = field(default_factory=Costs)
     prior_alpha: float = 0.7
     prior_weight: float = 4.0
@@ -260,6 +262,7 @@ class _AcceptanceSession:
 class Hybrid(Policy):
     """Each round's gamma from the acceptance-driven policy, the round ended early by the confidence
     stop: the measured acceptance sets how far a round may go, the drafter's margin where it stops."""
+    plans_with_costs = True
     length: AcceptanceDriven = field(default_factory=AcceptanceDriven)
     stop: ConfidenceStop = field(default_factory=lambda: ConfidenceStop(max_gamma=MAX_GAMMA))
     name: str = "hybrid"
@@ -310,6 +313,7 @@ class Calibrated(Policy):
     gamma c + v(gamma)) and S the chance that every draft so far is accepted, it drafts on when
     (E + S a) / (C + c + v(i + 1) - v(i)) >= E / C for the next draft's predicted acceptance a. The
     first draft is always made (its margin comes before any decision)."""
+    plans_with_costs = True
     costs: Costs = field(default_factory=Costs)
     edges: tuple[float, ...] = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # margin bin boundaries
     # acceptance per bin (502 judged drafts): 0.40 0.37 0.53 0.87 0.91 0.82 0.74 0.94

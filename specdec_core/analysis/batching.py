@@ -29,6 +29,7 @@ import torch
 
 from ..batch import MAX_BATCH, batch_generate
 from ..batch_lm import BatchLM
+from ..costs import MAX_GAMMA, Costs
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens
 from .measure import Measured, Progress, acceptance, contest, decode_seconds, measured, pass_seconds
@@ -82,10 +83,11 @@ def _interpolate(curve: list[tuple[int, float]], n: float) -> float:
 
 @dataclass
 class BatchCosts:
-    """Measured pass seconds: target[(B, k)] over B rows of k positions, draft[B] over B rows of one.
-    A pass costs what its B·k positions cost (the linear layers see B·k rows, and each row's attention
-    its own context), so the model reads the target as one curve t(n) over n = B·k positions, fitted
-    non-decreasing (`monotone`), and the drafter as d(B) alike."""
+    """Measured pass seconds of batched passes, a view over the one cost type: `at(B)` is the
+    costs.Costs of a batch of B rows. target[(B, k)] over B rows of k positions, draft[B] over B rows
+    of one. A pass costs what its B·k positions cost (the linear layers see B·k rows, and each row's
+    attention its own context), so the model reads the target as one curve t(n) over n = B·k
+    positions, fitted non-decreasing (`monotone`), and the drafter as d(B) alike."""
     target: dict[tuple[int, int], float]
     draft: dict[int, float]
 
@@ -103,6 +105,11 @@ class BatchCosts:
     def d(self, batch: int) -> float:
         """Seconds of a drafter pass over `batch` rows of one position."""
         return _interpolate(self._d, batch)
+
+    def at(self, batch: int, ks=range(1, MAX_GAMMA + 2)) -> Costs:
+        """The costs of one batch of `batch` rows (measured): its draft pass over its target pass over one
+        position per row (c), and its target pass over k positions per row (v(k - 1))."""
+        return Costs.measured(self.t(batch), self.d(batch), {k: self.t(batch * k) for k in ks})
 
     @property
     def single(self) -> float:

@@ -38,6 +38,7 @@ from typing import Generic, TypeVar
 
 import torch
 
+from ..costs import Costs
 from ..lm import CachedLM
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import GREEDY, SamplingConfig, to_probs
@@ -214,30 +215,6 @@ def pass_seconds(timings: list[float]) -> float:
 
 
 @dataclass
-class CostProfile:
-    target_s: float  # one target pass, one position
-    draft_s: float  # one draft pass, one position
-    verify_s: dict[int, float]  # k -> one target pass over k positions
-
-    @property
-    def c(self) -> float:
-        return self.draft_s / self.target_s
-
-    def v(self, gamma: int) -> float:
-        """Cost of verifying gamma drafts (a pass over gamma + 1 positions) in single passes."""
-        k = gamma + 1
-        if k in self.verify_s:
-            return self.verify_s[k] / self.target_s
-        ks = sorted(self.verify_s)  # linear interpolation between measured points
-        lo = max((x for x in ks if x <= k), default=ks[0])
-        hi = min((x for x in ks if x >= k), default=ks[-1])
-        if lo == hi:
-            return self.verify_s[lo] / self.target_s
-        t = self.verify_s[lo] + (self.verify_s[hi] - self.verify_s[lo]) * (k - lo) / (hi - lo)
-        return t / self.target_s
-
-
-@dataclass
 class PassTimes:
     """Seconds of every pass the collected generations made, by kind of pass."""
     target: dict[int, list[float]] = field(default_factory=dict)  # k positions -> target passes over k
@@ -275,7 +252,7 @@ class PassTimes:
     def _by_position(self, drafter: str) -> list[float]:
         return [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
 
-    def profile(self, drafter: str | None = None) -> CostProfile:
+    def profile(self, drafter: str | None = None) -> Costs:
         """c and v(k) from the collected passes (`pass_seconds` of each target pass kind, `draft_seconds`
         of the drafter, by default the first collected). Needs single-position target passes (a plain
         generation)."""
@@ -283,7 +260,7 @@ class PassTimes:
             raise ValueError("no single-position target pass collected: add a plain generation")
         verify = {k: pass_seconds(ts) for k, ts in sorted(self.target.items()) if ts}
         label = drafter if drafter is not None else next(iter(self.draft), None)
-        return CostProfile(verify[1], self.draft_seconds(label) if label is not None else 0.0, verify)
+        return Costs.measured(verify[1], self.draft_seconds(label) if label is not None else 0.0, verify)
 
     def c(self) -> dict[str, float]:
         """c of every drafter collected."""
@@ -356,7 +333,7 @@ def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, 
 
 
 def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
-                 forward: str = "core") -> CostProfile:
+                 forward: str = "core") -> Costs:
     """c and v(k) from isolated passes, with the same interleaving and medians as every other figure
     (`repeats` passes per pass kind in all, in repetitions of three)."""
     rounds = max(1, repeats // 3)
@@ -366,7 +343,7 @@ def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int
     if ("target", 1) not in runs:
         runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
     med = {name: statistics.median(ts) for name, ts in contest(runs, rounds).results.items()}
-    return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
+    return Costs.measured(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
 
 @torch.inference_mode()
