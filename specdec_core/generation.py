@@ -6,7 +6,7 @@ exactness lab's replay and batched decoding all drive. It owns the input checks,
 prefill, the round record, the end of a round (eos, max_new_tokens, max_rounds) and the result; each
 decoder keeps only its drafting and its verification, the paper's two steps:
 
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward, drafter=...)
+    g = begin(target, request, forward, drafter=...)
     while g.running:
         ...draft, then one target pass: logits = g.score([g.context[-1]] + drafts)...
         ...judge: n accepted drafts, then a corrective or bonus token...
@@ -30,6 +30,7 @@ from transformers import PreTrainedModel
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
 from .lm import CachedLM
 from .passes import context_length, vocab_size
+from .request import GenerationRequest
 from .sampling import SamplingConfig
 from .trace import GenerationResult, RoundTrace
 
@@ -207,8 +208,8 @@ class Generation:
                                 prompt_len=len(self.prompt), **fields)
 
 
-def begin(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int | None,
-          eos_token_id: int | None | str, forward: str, *, drafter=None, max_rounds: int | None = None) -> Generation:
+def begin(target, request: GenerationRequest, forward: str, *, drafter=None,
+          max_rounds: int | None = None) -> Generation:
     """Check the arguments, make the seeded generator, start the drafter's session, and let the target
     read the prompt (all of it but the last token, which the first pass feeds). `eos_token_id="model"`
     takes the target's own. A drafter that reads the target sees the prompt's features."""
@@ -216,9 +217,10 @@ def begin(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, see
     drafter = as_drafter(drafter) if drafter is not None else None
     if drafter is not None:
         drafter.check_target(target)  # heads trained on one target refuse another
-    prompt = check_inputs(target, prompt_ids, max_new_tokens, sampling, drafter, max_rounds)
-    generator, seed = make_generator(seed)
-    eos = target.config.eos_token_id if eos_token_id == "model" else eos_token_id
+    max_new_tokens = request.max_new_tokens
+    prompt = check_inputs(target, request.prompt_ids, max_new_tokens, request.sampling, drafter, max_rounds)
+    generator, seed = make_generator(request.seed)
+    eos = target.config.eos_token_id if request.eos_token_id == "model" else request.eos_token_id
     session = drafter.start(vocab_size(target)) if drafter is not None else None
     start = time.perf_counter()
     lm = CachedLM(target, forward)

@@ -45,6 +45,7 @@ from .policies import (
     as_policy,
     confidence,
 )
+from .request import as_request
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, top_entries
 
@@ -166,9 +167,12 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             on_token: Callable[[int, float], None] | None = None,
                             forward: str = "core") -> GenerationResult:
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
-    `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the target's
-    forward path (lm.CachedLM)."""
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward)
+    `prompt_ids` may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and
+    eos_token_id. `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the
+    target's forward path (lm.CachedLM)."""
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request, forward)
     while g.running:
         p = to_probs(g.score([g.context[-1]])[0], sampling)  # (V,)
         token = int(p.argmax()) if sampling.greedy else sample(p, g.generator)
@@ -193,10 +197,12 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     that chooses it round by round. Its output is distributed exactly as `autoregressive_generate`'s
     (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
     per-round fields. `on_round(round_trace)` is called after each round; `forward` picks the
-    target's forward path (lm.CachedLM; a drafter picks its own)."""
+    target's forward path (lm.CachedLM; a drafter picks its own). `prompt_ids` may be a
+    GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
     policy = as_policy(gamma)
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward,
-              drafter=drafter, max_rounds=max_rounds)
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request, forward, drafter=drafter, max_rounds=max_rounds)
     length = policy.start()  # this generation's own policy state
     while g.running:
         # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
