@@ -32,7 +32,7 @@ held-out positions; greedy alpha is the probability that the two argmaxes agree.
 import statistics
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -49,6 +49,43 @@ PASS_QUANTILE = 0.25  # a pass kind's cost: this quantile of its timings (see 3.
 BUSY_SPREAD = 0.25  # (high - low) / median above this: the machine was busy while it measured
 T = TypeVar("T")
 Progress = Callable[[float, str], None]
+
+
+# --- pacing: how a long measurement shares the machine --------------------------------------------------
+
+@dataclass(frozen=True)
+class Pacing:
+    """How a long measurement shares the machine, one object instead of two callbacks threaded through
+    every layer: `slot()` is entered around every run (a server's admission slot, so other work goes in
+    between runs), `progress(fraction, text)` is told between runs, never inside a timed span."""
+    slot: Callable[[], AbstractContextManager] = nullcontext
+    progress: Progress | None = None
+
+    def report(self, fraction: float, text: str) -> None:
+        if self.progress is not None:
+            self.progress(fraction, text)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """`work()` inside the slot."""
+        with self.slot():
+            return work()
+
+    def part(self, lo: float, hi: float, label: str = "") -> "Pacing":
+        """The same slot, its progress mapped into [lo, hi] of this one's (text after `label`): for one
+        step of a measurement made of several."""
+        if self.progress is None:
+            return self
+        outer = self.progress
+        return Pacing(self.slot, lambda f, text: outer(lo + (hi - lo) * f, f"{label}{text}"))
+
+
+def pacing_of(hold=nullcontext, progress: Progress | None = None, pacing: Pacing | None = None) -> Pacing:
+    """`pacing`, or one made of the separate `hold` and `progress` a caller may still pass."""
+    if pacing is not None:
+        if hold is not nullcontext or progress is not None:
+            raise ValueError("pass pacing, or hold and progress, not both")
+        return pacing
+    return Pacing(hold, progress)
 
 
 # --- the figure: median and spread ---------------------------------------------------------------------
@@ -104,30 +141,30 @@ def _order(names: list, repetition: int) -> list:
 
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
                progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
-               max_repeats: int | None = None) -> dict[Hashable, list[T]]:
+               max_repeats: int | None = None, *, pacing: Pacing | None = None) -> dict[Hashable, list[T]]:
     """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A.
 
-    Each run happens inside its own `with hold():` (a server passes its admission slot, so a long
-    measurement holds it one run at a time and other work can go in between); `progress(fraction,
-    text)` is called after each run, between timed spans, never inside one.
+    Each run happens inside its own `pacing.slot()` (a server passes its admission slot, so a long
+    measurement holds it one run at a time and other work can go in between); `pacing.progress(fraction,
+    text)` is called after each run, between timed spans, never inside one (`hold` and `progress`:
+    the same two, given apart).
 
     With `busy` (the results so far -> True while they disagree too much) and `max_repeats`, two more
     repetitions (one in each order) run while `busy` says so, up to `max_repeats` in all: a busy
     machine gets more repetitions instead of a noisier median."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    pace = pacing_of(hold, progress, pacing)
     names = list(contestants)
     limit = max(repeats, max_repeats or repeats)
     out = {name: [] for name in names}
     planned, done, r = repeats, 0, 0
     while r < planned:
         for name in _order(names, r):
-            with hold():
-                out[name].append(contestants[name]())
+            out[name].append(pace.run(contestants[name]))
             done += 1
-            if progress is not None:
-                more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
-                progress(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
+            more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
+            pace.report(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
         r += 1
         if r == planned and planned < limit and busy is not None and busy(out):
             planned = min(limit, planned + 2)
@@ -157,21 +194,23 @@ class Contest(Generic[T]):
 
 def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, hold=nullcontext,
             progress: Progress | None = None, warm_up: bool = False,
-            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None) -> Contest[T]:
+            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None,
+            pacing: Pacing | None = None) -> Contest[T]:
     """The project's one way to compare: every contestant runs once per repetition, interleaved
     (`interleave`: A B C, then C B A), after one untimed run each when `warm_up` (first calls allocate,
-    later ones only compute). `hold` is entered around every run, warm-ups included; `progress` is
-    called between runs, never inside one. With `busy` (the contest so far -> True while its figures
-    disagree too much) and `max_repeats`, two more repetitions run while `busy` says so."""
+    later ones only compute). `pacing.slot()` (or `hold`) is entered around every run, warm-ups
+    included; its progress (or `progress`) is called between runs, never inside one. With `busy` (the
+    contest so far -> True while its figures disagree too much) and `max_repeats`, two more
+    repetitions run while `busy` says so."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    pace = pacing_of(hold, progress, pacing)
     first: dict[Hashable, T] = {}
     if warm_up:
         for name, run in contestants.items():
-            with hold():
-                first[name] = run()
+            first[name] = pace.run(run)
     grow = None if busy is None else (lambda so_far: busy(Contest(so_far, first)))
-    return Contest(interleave(contestants, repeats, hold, progress, grow, max_repeats), first)
+    return Contest(interleave(contestants, repeats, busy=grow, max_repeats=max_repeats, pacing=pace), first)
 
 
 def decode_seconds(result: GenerationResult) -> float:
@@ -278,7 +317,7 @@ class PassTimes:
 @torch.inference_mode()
 def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
               max_new_tokens: int = 20, repeats: int = 3, hold=nullcontext,
-              progress: Progress | None = None) -> PassTimes:
+              progress: Progress | None = None, *, pacing: Pacing | None = None) -> PassTimes:
     """Pass costs of this machine from short greedy generations, interleaved over `repeats`
     repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
     alike); the first drafter also at the other γs (target passes over more positions, for v).
@@ -300,7 +339,7 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
         runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
         if i == 0:
             runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
-    contest(runs, repeats, hold=hold, progress=progress)
+    contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
     return times
 
 
@@ -324,11 +363,11 @@ def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int =
 
 
 def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, hold=nullcontext,
-               progress: Progress | None = None) -> dict[int, Measured]:
+               progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict[int, Measured]:
     """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
     median of `passes` passes after one warm-up)."""
     runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
-    done = contest(runs, repeats, hold=hold, progress=progress)
+    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
     return {k: done.measured(k, float) for k in runs}
 
 
