@@ -102,7 +102,7 @@ class PerRowDraftSessions:
         return sum(s.passes for s in self.sessions)
 
     def propose(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
-                generators: list[torch.Generator]) -> dict[int, Proposal]:
+                generators: dict[int, torch.Generator]) -> dict[int, Proposal]:
         return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
 
     def retire(self, rows: list[int]) -> None:
