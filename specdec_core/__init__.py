@@ -3,6 +3,7 @@ from . import lossy, theory
 from .batch import MAX_BATCH, BatchResult, batch_generate
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
 from .pairs import PRECISIONS, ModelPair, PairUnavailable, load_pair
+from .request import GenerationRequest
 from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts_frame, rounds_frame
@@ -13,6 +14,6 @@ __all__ = [
     "theory", "lossy", "load_pair", "PRECISIONS", "ModelPair", "PairUnavailable", "ModelDrafter", "NgramDrafter",
     "UnigramDrafter",
     "EXACT", "MAX_GAMMA", "Rule",
-    "autoregressive_generate", "speculative_generate", "GREEDY", "SamplingConfig", "GenerationResult",
+    "autoregressive_generate", "speculative_generate", "GenerationRequest", "GREEDY", "SamplingConfig", "GenerationResult",
     "RoundTrace", "drafts_frame", "rounds_frame", "TreeTrace", "TreeSettings", "EXACT_TREE", "TreeRule", "tree_generate",
 ]

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
-from .drafters import ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
+from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
-from .lm import vocab_size
+from .passes import vocab_size
 from .policies import MAX_GAMMA
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
-from .trace import GenerationResult, RoundTrace
+from .trace import GenerationResult
 
 MAX_BATCH = 64  # rows per batch: a bound for a shared server (the pass's memory grows with it)
 
@@ -144,31 +144,12 @@ class BatchModelDraftSession:
         self.lm.retire(rows)
 
 
-class PerRowDraftSessions:
-    """Any other drafter: one ordinary session per row (model-free drafters make no passes to share)."""
-
-    def __init__(self, drafter, vocab: int, rows: int):
-        self.sessions = [drafter.start(vocab) for _ in range(rows)]
-
-    @property
-    def passes(self) -> int:
-        return sum(s.passes for s in self.sessions)
-
-    def propose(self, wants, sampling, generators) -> dict[int, Proposal]:
-        return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
-
-    def retire(self, rows: list[int]) -> None:
-        pass
-
-
-def start_batch(drafter, vocab: int, rows: int):
-    """The drafter's batched session: its own `start_batch` if it has one, the batched model session
-    for a model drafter, else one ordinary session per row."""
-    if hasattr(drafter, "start_batch"):
-        return drafter.start_batch(vocab, rows)
+def start_batch(drafter: Drafter, vocab: int, rows: int):
+    """The drafter's batched session: the batched model session (one pass for all rows) for a model
+    drafter, else the drafter's own `start_batch` (by default one ordinary session per row)."""
     if isinstance(drafter, ModelDrafter):
         return BatchModelDraftSession(drafter, rows)
-    return PerRowDraftSessions(drafter, vocab, rows)
+    return drafter.start_batch(vocab, rows)
 
 
 # --- one row's bookkeeping ------------------------------------------------------------------------------
@@ -228,13 +209,9 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
                 new, hit_eos = g.commit(x[:v.n_accepted], v.next_token, v.next_kind)
                 drafted = len(proposals[i].pass_s) if i in proposals else 0
                 g.session.passes += drafted
-                g.end_round(RoundTrace(
-                    index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=x,
-                    n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-                    q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
-                    uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
-                    draft_pass_s=proposals[i].pass_s if i in proposals else [], target_pass_s=lm.last_pass_s,
-                    draft_passes=drafted, next_prob=v.next_prob, gamma=gamma), hit_eos)
+                g.end_round(g.round_record(
+                    new, x, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms,
+                    proposals[i].pass_s if i in proposals else [], drafted, lm.last_pass_s, gamma=gamma), hit_eos)
             if not g.running:
                 g.prefill_s = prefill_s
                 results[i] = g.result(gamma=gamma if drafter is not None else None)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import torch
 
 from .drafters import Proposal
+from .policies import Policy
 from .sampler import Rows, Rule, acceptance_probability, exact_acceptance, exact_residual, residual_distribution
 from .sampling import SamplingConfig, to_probs
 from .tree import TreeRule, accept_child
@@ -38,7 +39,7 @@ BROKEN_RULES = (BROKEN_RESAMPLE_FROM_P, BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_Q_OTHER_
 
 # --- a deliberately WRONG draft-length policy -------------------------------------------------------
 
-class PeekingPolicy:
+class PeekingPolicy(Policy):
     """Wrong: ends a round as soon as the verdict still to come would accept every draft so far. It
     reads that verdict ahead of time: it copies the generation's generator (the uniforms the rule is
     about to draw) and runs the target itself. A draft that would be rejected gets another chance in

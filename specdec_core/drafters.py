@@ -10,23 +10,24 @@ specdec_core.policies).
 
 For token trees (specdec_core.tree) the session drafts a whole tree, `propose_tree(context, shape,
 sampling, generator, node_budget, max_depth) -> DraftTree`, and after the verdict is told which path
-was accepted, `keep_tree_path(tree, path)`, so that it can keep that path in its own state. Every
-drafter here drafts trees: a model grows one from its distributions (`tree_draft.draft_tree`), n-gram
-lookup drafts a chain-shaped tree (one-hot q: one child per node).
+was accepted, `keep_tree_path(tree, path)`, so that it can keep that path in its own state; a drafter
+that can says so (`drafts_trees = True`). Every drafter here drafts trees: a model grows one from its
+distributions (`tree_draft.draft_tree`), n-gram lookup drafts a chain-shaped tree (one-hot q: one
+child per node).
 
-A drafter that reads the target (Medusa, EAGLE) sets `reads_target = True`; its session's
+A drafter that reads the target (Medusa, EAGLE) declares `reads_target = True`; its session's
 `observe_target(features)` then receives the target's final hidden states (k, E) of newly committed
 tokens, in order, so that it has seen every committed token but the last (the generation skeleton,
 specdec_core.generation, keeps this invariant for chains and trees alike).
 """
 from array import array
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import torch
 from transformers import PreTrainedModel
 
-from .lm import CachedLM, context_length, vocab_size
+from .lm import CachedLM
+from .passes import context_length, vocab_size
 from .sampling import SamplingConfig, sample, to_probs
 from .tree_draft import DraftTree, draft_tree
 
@@ -39,38 +40,78 @@ class Proposal:
     pass_s: list[float] = field(default_factory=list)  # wall time of each drafter forward pass
 
 
-class DraftSession(Protocol):
-    passes: int
+class DraftSession:
+    """A drafter's state for one generation. Subclasses implement `propose`; the rest is optional and
+    declared here with its default, which the core reads instead of probing."""
+    passes: int = 0  # forward passes made so far (model-free drafters: always 0)
+    # For the trace: the session's cache lengths (at the call, after the rollback to what the context
+    # shares, after drafting) of the latest proposal; None for a session without a cache.
+    cache_log: tuple[int, int, int] | None = None
 
     def propose(self, context: list[int], gamma: int, sampling: SamplingConfig,
-                generator: torch.Generator, keep_drafting=None) -> Proposal: ...
+                generator: torch.Generator, keep_drafting=None) -> Proposal:
+        raise NotImplementedError(f"{type(self).__name__} must implement propose")
 
     def propose_tree(self, context: list[int], shape: tuple[int, ...], sampling: SamplingConfig,
                      generator: torch.Generator, node_budget: int | None = None,
                      max_depth: int | None = None) -> DraftTree:
-        """A tree of drafts below the context (a drafter that cannot draft trees raises ValueError)."""
-        ...
+        """A tree of drafts below the context (only sessions of a drafter whose drafts_trees is True)."""
+        raise ValueError(f"{type(self).__name__} cannot draft token trees")
 
     def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
-        """The target accepted `path` (nodes from the context down): keep it, drop the rest."""
-        ...
+        """The target accepted `path` (nodes from the context down): keep it, drop the rest (default:
+        nothing to keep, as for a session that reads everything from the context)."""
 
-    # Only when the drafter's reads_target is True: the target's features (k, E) of newly committed tokens.
-    # def observe_target(self, features: torch.Tensor) -> None: ...
-
-
-class Drafter(Protocol):
-    name: str
-    vocab_size: int | None  # None: adapts to any vocabulary
-    context_length: int | None  # None: unbounded
-    # reads_target: bool  (optional, default False): its sessions get observe_target(features)
-
-    def start(self, vocab: int) -> DraftSession: ...
+    def observe_target(self, features: torch.Tensor) -> None:
+        """The target's final hidden states (k, E) of newly committed tokens, in order: called only on
+        sessions of a drafter whose reads_target is True."""
+        raise NotImplementedError(f"{type(self).__name__} reads the target but has no observe_target")
 
 
-def reads_target(drafter) -> bool:
+class Drafter:
+    """Shared and stateless; `start` gives each generation its own DraftSession. Subclasses set
+    `name` and implement `start`; the optional capabilities are declared here with their defaults,
+    and a drafter that has one says so on its class (as transformers' `requires_model_outputs`)."""
+    name: str = "drafter"
+    vocab_size: int | None = None  # None: adapts to any vocabulary
+    context_length: int | None = None  # None: unbounded
+    reads_target: bool = False  # True: its sessions get observe_target(features) of committed tokens
+    drafts_trees: bool = False  # True: its sessions implement propose_tree and keep_tree_path
+
+    def start(self, vocab: int) -> DraftSession:
+        raise NotImplementedError(f"{type(self).__name__} must implement start")
+
+    def check_target(self, target) -> None:
+        """Raise ValueError if this drafter cannot draft for `target` (heads trained on another
+        model refuse it); the default drafts for any target that shares its vocabulary."""
+
+    def start_batch(self, vocab: int, rows: int) -> "PerRowDraftSessions":
+        """A session drafting for `rows` rows at once (specdec_core.batch): by default one ordinary
+        session per row; a model drafter's batched session is the batch module's."""
+        return PerRowDraftSessions(self, vocab, rows)
+
+
+class PerRowDraftSessions:
+    """A batch's drafts from one ordinary session per row (model-free drafters make no passes to share)."""
+
+    def __init__(self, drafter: Drafter, vocab: int, rows: int):
+        self.sessions = [drafter.start(vocab) for _ in range(rows)]
+
+    @property
+    def passes(self) -> int:
+        return sum(s.passes for s in self.sessions)
+
+    def propose(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
+                generators: dict[int, torch.Generator]) -> dict[int, Proposal]:
+        return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
+
+    def retire(self, rows: list[int]) -> None:
+        pass
+
+
+def reads_target(drafter: Drafter) -> bool:
     """Whether the drafter's sessions read the target's hidden states (`observe_target`)."""
-    return bool(getattr(drafter, "reads_target", False))
+    return drafter.reads_target
 
 
 def one_hot(tokens: list[int], vocab: int) -> torch.Tensor:
@@ -89,8 +130,9 @@ def shared_prefix(fed: list[int], context: list[int]) -> int:
 
 # --- a small causal LM as drafter -------------------------------------------------------------------
 
-class ModelDrafter:
+class ModelDrafter(Drafter):
     """Drafts with any causal LM that shares the target's vocabulary (e.g. a smaller GPT-2)."""
+    drafts_trees = True
 
     def __init__(self, model: PreTrainedModel, name: str = "draft model", forward: str = "core"):
         self.model = model
@@ -103,7 +145,7 @@ class ModelDrafter:
         return _ModelDraftSession(CachedLM(self.model, self.forward))
 
 
-class _ModelDraftSession:
+class _ModelDraftSession(DraftSession):
     def __init__(self, lm: CachedLM):
         self.lm = lm
         self.fed: list[int] = []  # the tokens in the draft model's KV cache
@@ -180,10 +222,11 @@ class _ModelDraftSession:
 
 # --- model-free drafters ----------------------------------------------------------------------------
 
-class NgramDrafter:
+class NgramDrafter(Drafter):
     """Prompt lookup: find the latest earlier occurrence of the context's last n tokens (n from
     max_n down to 1) and propose the tokens that followed it. q is one-hot, so the exact rule
     accepts x with probability p(x) and, on rejection, resamples from p with x removed."""
+    drafts_trees = True
 
     def __init__(self, max_n: int = 3, name: str = "n-gram lookup"):
         if max_n < 1:
@@ -198,7 +241,7 @@ class NgramDrafter:
 
 
 @dataclass
-class _NgramSession:
+class _NgramSession(DraftSession):
     max_n: int
     vocab: int
     passes: int = 0  # model-free: never a forward pass
@@ -233,12 +276,10 @@ class _NgramSession:
         depth = min(len(shape), max_depth if max_depth is not None else len(shape), node_budget or len(shape))
         return chain_tree(self.lookup(context, depth), self.vocab)
 
-    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
-        pass  # stateless: the next lookup reads the context
 
-
-class UnigramDrafter:
+class UnigramDrafter(Drafter):
     """A deliberately weak baseline: draws each token from the context's own token frequencies."""
+    drafts_trees = True
 
     def __init__(self, name: str = "unigram (context counts)"):
         self.name = name
@@ -250,7 +291,7 @@ class UnigramDrafter:
 
 
 @dataclass
-class _UnigramSession:
+class _UnigramSession(DraftSession):
     vocab: int
     passes: int = 0
 
@@ -275,9 +316,6 @@ class _UnigramSession:
 
         return draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
 
-    def keep_tree_path(self, tree: DraftTree, path: list[int]) -> None:
-        pass  # stateless
-
 
 def chain_tree(tokens: list[int], vocab: int) -> DraftTree:
     """A chain of drafts as a tree (node i the child of node i - 1), each drawn from a one-hot q: for
@@ -293,6 +331,7 @@ def as_drafter(drafter) -> Drafter:
     """Accept a Drafter, or a plain transformers causal LM (wrapped as a ModelDrafter)."""
     if isinstance(drafter, PreTrainedModel):
         return ModelDrafter(drafter)
-    if hasattr(drafter, "start"):
+    if isinstance(drafter, Drafter):
         return drafter
-    raise TypeError(f"drafter must be a transformers causal LM or a Drafter, got {type(drafter).__name__}")
+    raise TypeError(f"drafter must be a transformers causal LM or a Drafter (a subclass of "
+                    f"specdec_core.drafters.Drafter), got {type(drafter).__name__}")

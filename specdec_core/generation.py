@@ -6,7 +6,7 @@ exactness lab's replay and batched decoding all drive. It owns the input checks,
 prefill, the round record, the end of a round (eos, max_new_tokens, max_rounds) and the result; each
 decoder keeps only its drafting and its verification, the paper's two steps:
 
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward, drafter=...)
+    g = begin(target, request, forward, drafter=...)
     while g.running:
         ...draft, then one target pass: logits = g.score([g.context[-1]] + drafts)...
         ...judge: n accepted drafts, then a corrective or bonus token...
@@ -28,7 +28,9 @@ import torch
 from transformers import PreTrainedModel
 
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
-from .lm import CachedLM, context_length, vocab_size
+from .lm import CachedLM
+from .passes import context_length, vocab_size
+from .request import GenerationRequest
 from .sampling import SamplingConfig
 from .trace import GenerationResult, RoundTrace
 
@@ -171,6 +173,21 @@ class Generation:
             self.features = None
         return new, hit_eos
 
+    def round_record(self, new: list[int], drafts: list[int], n_accepted: int, verdict, q_draft, p_draft,
+                     accept_prob, uniforms, draft_pass_s: list[float], draft_passes: int, target_pass_s: float,
+                     **more) -> RoundTrace:
+        """The round's record, built here for chains, trees and batches alike, after `commit` added the
+        round's tokens `new`: where it sits in the generation, the drafts and how each was judged (q_i(x_i),
+        p_i(x_i), acceptance chances, uniforms or None: tensors or lists), the verdict's next token, and
+        the passes. `more` adds what only the decoder knows (gamma, draft_stop, caches, the tree)."""
+        floats = lambda xs: xs.tolist() if isinstance(xs, torch.Tensor) else list(xs)
+        return RoundTrace(
+            index=len(self.rounds), position=len(self.tokens) - len(new), draft_tokens=list(drafts),
+            n_accepted=n_accepted, next_token=verdict.next_token, next_kind=verdict.next_kind, emitted=new,
+            q_draft=floats(q_draft), p_draft=floats(p_draft), accept_prob=floats(accept_prob),
+            uniforms=None if uniforms is None else floats(uniforms), draft_pass_s=draft_pass_s,
+            target_pass_s=target_pass_s, draft_passes=draft_passes, next_prob=verdict.next_prob, **more)
+
     def end_round(self, round_trace: RoundTrace | None, hit_eos: bool, on_round: Callable | None = None) -> None:
         """Record a round (None: plain decoding keeps no rounds) and tell the caller's callback."""
         if round_trace is not None:
@@ -191,18 +208,19 @@ class Generation:
                                 prompt_len=len(self.prompt), **fields)
 
 
-def begin(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int | None,
-          eos_token_id: int | None | str, forward: str, *, drafter=None, max_rounds: int | None = None) -> Generation:
+def begin(target, request: GenerationRequest, forward: str, *, drafter=None,
+          max_rounds: int | None = None) -> Generation:
     """Check the arguments, make the seeded generator, start the drafter's session, and let the target
     read the prompt (all of it but the last token, which the first pass feeds). `eos_token_id="model"`
     takes the target's own. A drafter that reads the target sees the prompt's features."""
     target = as_model(target, "target")
     drafter = as_drafter(drafter) if drafter is not None else None
-    if drafter is not None and hasattr(drafter, "check_target"):  # heads trained on one target refuse another
-        drafter.check_target(target)
-    prompt = check_inputs(target, prompt_ids, max_new_tokens, sampling, drafter, max_rounds)
-    generator, seed = make_generator(seed)
-    eos = target.config.eos_token_id if eos_token_id == "model" else eos_token_id
+    if drafter is not None:
+        drafter.check_target(target)  # heads trained on one target refuse another
+    max_new_tokens = request.max_new_tokens
+    prompt = check_inputs(target, request.prompt_ids, max_new_tokens, request.sampling, drafter, max_rounds)
+    generator, seed = make_generator(request.seed)
+    eos = target.config.eos_token_id if request.eos_token_id == "model" else request.eos_token_id
     session = drafter.start(vocab_size(target)) if drafter is not None else None
     start = time.perf_counter()
     lm = CachedLM(target, forward)

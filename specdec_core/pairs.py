@@ -12,7 +12,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
-from .lm import context_length, vocab_size
+from .passes import context_length, vocab_size
 from .policies import DEFAULT_ADAPTIVE
 from .policy_record import read_record
 from .self_drafters import load_self_drafters
@@ -141,7 +141,8 @@ def default_device() -> str:
     return "cpu"
 
 
-def _hub_reachable(timeout_s: float = 2.0) -> bool:
+def hub_reachable(timeout_s: float = 2.0) -> bool:
+    """Whether the Hugging Face hub answers within `timeout_s` (never when HF_HUB_OFFLINE is set)."""
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes"):
         return False
     try:
@@ -165,22 +166,24 @@ def _load_one(ref: str, device: str, bundled: bool):
     if bundled:
         _check_bundled(Path(ref))
     try:
-        return _from_pretrained(ref, device, local_files_only=True)
+        return from_pretrained(ref, device, local_files_only=True)
     except PairUnavailable:
         raise
     except Exception as err:
         if local or bundled:
             raise PairUnavailable(f"model files in {ref} are corrupt or unreadable ({type(err).__name__}: "
                                   f"{str(err)[:200]})") from err
-    if not _hub_reachable():
+    if not hub_reachable():
         raise PairUnavailable(f"'{ref}' is not in the local Hugging Face cache and the hub cannot be reached")
     try:
-        return _from_pretrained(ref, device, local_files_only=False)
+        return from_pretrained(ref, device, local_files_only=False)
     except Exception as err:
         raise PairUnavailable(f"could not download '{ref}': {type(err).__name__}: {str(err)[:200]}") from err
 
 
-def _from_pretrained(ref: str, device: str, local_files_only: bool):
+def from_pretrained(ref: str, device: str, local_files_only: bool):
+    """One model and its tokenizer from a hub id or a local directory, in eval mode on `device`
+    (`local_files_only`: never the network)."""
     # Weights may be stored in fp16 to keep the repo small; compute happens in float32.
     model = AutoModelForCausalLM.from_pretrained(ref, dtype=torch.float32, local_files_only=local_files_only,
                                                  trust_remote_code=False)

@@ -28,7 +28,7 @@ asks) and `generator` is the generation's generator, for a policy that stops at 
 draw from it, never read ahead of it.
 """
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Protocol
 
 import torch
@@ -59,30 +59,28 @@ class PolicySession(Protocol):
     def observe(self, n_drafted: int, n_accepted: int) -> None: ...
 
 
-class Policy(Protocol):
-    name: str
+class Policy:
+    """Shared and stateless; `start` gives each generation its PolicySession. Subclasses set `name` and
+    `max_gamma` and implement `start`; what is optional has its default here."""
+    name: str = "policy"
     max_gamma: int  # the longest round it can ask for
+    plans_with_costs: bool = False  # True: it plans with a Costs, which with_costs replaces
 
-    def start(self) -> PolicySession: ...
+    def start(self) -> PolicySession:
+        raise NotImplementedError(f"{type(self).__name__} must implement start")
 
     def describe(self) -> str:
-        """The policy in a few words, for captions and tables."""
-        ...
+        """The policy in a few words, for captions and tables (default: its name)."""
+        return self.name
 
     def with_costs(self, costs: Costs) -> "Policy":
-        """The same policy planning with another fixed cost profile (itself if it plans with none)."""
-        ...
-
-
-class _NoCosts:
-    """A policy that plans with no cost profile: another profile changes nothing."""
-
-    def with_costs(self, costs: Costs) -> "Policy":
+        """The same policy planning with another fixed cost profile (default: itself, for a policy
+        that plans with none)."""
         return self
 
 
 @dataclass(frozen=True)
-class Constant(_NoCosts):
+class Constant(Policy):
     """The paper's policy: gamma drafts every round."""
     gamma: int = 4
     name: str = "constant"
@@ -114,7 +112,7 @@ class _ConstantSession:
 
 
 @dataclass(frozen=True)
-class Heuristic(_NoCosts):
+class Heuristic(Policy):
     """transformers' "heuristic" schedule: gamma + 2 after a round that accepted every draft, gamma - 1
     after any other, kept within [min_gamma, max_gamma] (transformers has no upper bound)."""
     start_gamma: int = 5
@@ -149,7 +147,7 @@ class _HeuristicSession:
 
 
 @dataclass(frozen=True)
-class ConfidenceStop(_NoCosts):
+class ConfidenceStop(Policy):
     """Draft while the drafter's confidence in its next token stays at or above `threshold`, up to
     `max_gamma` drafts (the first draft is always made). The signal is of the drafter's raw
     distribution: the top probability (transformers' `assistant_confidence_threshold`, llama.cpp's
@@ -193,7 +191,7 @@ class _ConfidenceSession:
 
 
 @dataclass(frozen=True)
-class AcceptanceDriven:
+class AcceptanceDriven(Policy):
     """Choose each round's gamma to maximise the hardware-aware speedup E(gamma) / (gamma c + v(gamma))
     (theory.speedup with a per-position alpha), where E(gamma) = 1 + sum_k prod_{i<=k} a_i and a_i is
     the acceptance rate measured so far at draft position i (accepted / reached). This is the idea of
@@ -201,6 +199,7 @@ class AcceptanceDriven:
     table, PR #32374). Counts decay by `decay` per round, so the policy
     follows alpha as it drifts; a position seldom reached leans on the overall rate (`prior_weight`
     pseudo-rounds of it), which itself starts at `prior_alpha`."""
+    plans_with_costs = True
     costs: Costs = field(default_factory=Costs)
     prior_alpha: float = 0.7
     prior_weight: float = 4.0
@@ -260,9 +259,10 @@ class _AcceptanceSession:
 
 
 @dataclass(frozen=True)
-class Hybrid:
+class Hybrid(Policy):
     """Each round's gamma from the acceptance-driven policy, the round ended early by the confidence
     stop: the measured acceptance sets how far a round may go, the drafter's margin where it stops."""
+    plans_with_costs = True
     length: AcceptanceDriven = field(default_factory=AcceptanceDriven)
     stop: ConfidenceStop = field(default_factory=lambda: ConfidenceStop(max_gamma=MAX_GAMMA))
     name: str = "hybrid"
@@ -302,7 +302,7 @@ class _HybridSession:
 
 
 @dataclass(frozen=True)
-class Calibrated:
+class Calibrated(Policy):
     """Stop a round where one more draft would lower the expected speedup. Each draft's chance of
     acceptance is predicted from the drafter's margin (top-1 minus top-2 of its raw distribution),
     read off a calibration table: per margin bin, the share of judged drafts the target accepted,
@@ -313,6 +313,7 @@ class Calibrated:
     gamma c + v(gamma)) and S the chance that every draft so far is accepted, it drafts on when
     (E + S a) / (C + c + v(i + 1) - v(i)) >= E / C for the next draft's predicted acceptance a. The
     first draft is always made (its margin comes before any decision)."""
+    plans_with_costs = True
     costs: Costs = field(default_factory=Costs)
     edges: tuple[float, ...] = (0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32)  # margin bin boundaries
     # acceptance per bin (502 judged drafts): 0.40 0.37 0.53 0.87 0.91 0.82 0.74 0.94
@@ -421,7 +422,8 @@ def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, thresho
             default.stop, **{k: v for k, v in (("threshold", threshold), ("signal", signal)) if v is not None}))
     policy = POLICIES[name]()
     changes = {"max_gamma": max_gamma, "threshold": threshold, "signal": signal}
-    changes = {k: v for k, v in changes.items() if v is not None and hasattr(policy, k)}
+    knobs = {f.name for f in fields(policy)}
+    changes = {k: v for k, v in changes.items() if v is not None and k in knobs}
     if name == "heuristic":
         top = changes.get("max_gamma", policy.max_gamma)
         changes["start_gamma"] = min(check_int("gamma", gamma, 1, MAX_GAMMA), top)
@@ -429,14 +431,13 @@ def make_policy(name: str, gamma: int = 4, max_gamma: int | None = None, thresho
 
 
 def with_costs(policy: Policy, costs: Costs) -> Policy:
-    """`policy.with_costs(costs)`: e.g. the profile a page measured on this machine (a policy from
-    elsewhere without the method is returned as it is)."""
-    return policy.with_costs(costs) if hasattr(policy, "with_costs") else policy
+    """`policy.with_costs(costs)`: e.g. the profile a page measured on this machine."""
+    return policy.with_costs(costs)
 
 
 def describe(policy: Policy) -> str:
-    """`policy.describe()`, or the name of a policy from elsewhere without the method."""
-    return policy.describe() if hasattr(policy, "describe") else getattr(policy, "name", type(policy).__name__)
+    """`policy.describe()`."""
+    return policy.describe()
 
 
 def as_policy(gamma) -> Policy:
@@ -447,6 +448,6 @@ def as_policy(gamma) -> Policy:
         if not 1 <= gamma <= MAX_GAMMA:
             raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}] or a draft-length policy, got {gamma!r}")
         return Constant(gamma)
-    if hasattr(gamma, "start") and hasattr(gamma, "max_gamma"):
+    if isinstance(gamma, Policy):
         return gamma
     raise ValueError(f"gamma must be an integer in [1, {MAX_GAMMA}] or a draft-length policy, got {gamma!r}")

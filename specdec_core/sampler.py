@@ -45,6 +45,7 @@ from .policies import (
     as_policy,
     confidence,
 )
+from .request import as_request
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, top_entries
 
@@ -166,9 +167,12 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             on_token: Callable[[int, float], None] | None = None,
                             forward: str = "core") -> GenerationResult:
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
-    `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the target's
-    forward path (lm.CachedLM)."""
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward)
+    `prompt_ids` may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and
+    eos_token_id. `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the
+    target's forward path (lm.CachedLM)."""
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request, forward)
     while g.running:
         p = to_probs(g.score([g.context[-1]])[0], sampling)  # (V,)
         token = int(p.argmax()) if sampling.greedy else sample(p, g.generator)
@@ -193,10 +197,12 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     that chooses it round by round. Its output is distributed exactly as `autoregressive_generate`'s
     (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
     per-round fields. `on_round(round_trace)` is called after each round; `forward` picks the
-    target's forward path (lm.CachedLM; a drafter picks its own)."""
+    target's forward path (lm.CachedLM; a drafter picks its own). `prompt_ids` may be a
+    GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
     policy = as_policy(gamma)
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward,
-              drafter=drafter, max_rounds=max_rounds)
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request, forward, drafter=drafter, max_rounds=max_rounds)
     length = policy.start()  # this generation's own policy state
     while g.running:
         # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
@@ -225,16 +231,11 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
         length.observe(len(drafts), v.n_accepted)
 
         new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
-        r = RoundTrace(
-            index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=drafts,
-            n_accepted=v.n_accepted, next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-            q_draft=v.q_x.tolist(), p_draft=v.p_x.tolist(), accept_prob=v.accept_prob.tolist(),
-            uniforms=v.uniforms.tolist() if v.uniforms is not None else None,
-            draft_pass_s=proposal.pass_s, target_pass_s=g.lm.last_pass_s,
-            draft_passes=g.session.passes - draft_passes_before, next_prob=v.next_prob,
+        r = g.round_record(
+            new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
+            g.session.passes - draft_passes_before, g.lm.last_pass_s,
             gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
-            draft_cache=getattr(g.session, "cache_log", None) if drafts else None,
-        )
+            draft_cache=g.session.cache_log if drafts else None)
         if trace:
             if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
                 raw = proposal.logits[:len(drafts)]

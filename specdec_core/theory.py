@@ -10,8 +10,6 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-CostFactor = float | Callable[[int], float]  # v: a constant, or a function of gamma
-
 
 def _check(alpha: float, gamma: int) -> None:
     if not 0 <= alpha <= 1:
@@ -42,16 +40,17 @@ def walltime_improvement(alpha: float, gamma: int, c: float) -> float:
     return expected_tokens(alpha, gamma) / (gamma * c + 1)
 
 
-def _v(v: CostFactor, gamma: int) -> float:
+def _v(v: float | Callable[[int], float], gamma: int) -> float:
     return float(v(gamma)) if callable(v) else float(v)
 
 
-def speedup(alpha: float, gamma: int, c: float, v: CostFactor = 1.0) -> float:
-    """Hardware-aware expected speedup: E / (gamma * c + v(gamma)); v = 1 gives the paper's formula."""
+def speedup(alpha: float, gamma: int, c: float, v: float | Callable[[int], float] = 1.0) -> float:
+    """Hardware-aware expected speedup: E / (gamma * c + v(gamma)); v = 1 gives the paper's formula, and
+    v may be a constant or v(gamma) itself (such as a measured `costs.Costs.v`)."""
     return expected_tokens(alpha, gamma) / (gamma * c + _v(v, gamma))
 
 
-def optimal_gamma(alpha: float, c: float, v: CostFactor = 1.0, max_gamma: int = 32) -> int:
+def optimal_gamma(alpha: float, c: float, v: float | Callable[[int], float] = 1.0, max_gamma: int = 32) -> int:
     """The integer gamma in [1, max_gamma] with the highest expected speedup (ties: the smaller)."""
     return max(range(1, max_gamma + 1), key=lambda g: (round(speedup(alpha, g, c, v), 12), -g))
 
@@ -76,8 +75,3 @@ def simulate_tokens_per_round(alpha: float, gamma: int, n_rounds: int, seed: int
     prefix = np.where(accepted.all(1), gamma, np.argmin(accepted, axis=1))
     return prefix + 1
 
-
-def gamma_table(alphas, gammas, c: float, v: CostFactor = 1.0) -> list[dict]:
-    """Rows of (alpha, gamma, expected tokens, speedup) for charts and tables."""
-    return [{"alpha": a, "gamma": g, "expected_tokens": expected_tokens(a, g), "speedup": speedup(a, g, c, v)}
-            for a in alphas for g in gammas]

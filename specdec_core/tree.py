@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .drafters import as_drafter
 from .generation import begin
+from .request import as_request
 from .sampler import acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, top_entries
@@ -150,12 +152,15 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
     depth; `node_budget` grows a best-first tree of that many nodes instead (len(shape) deep at
     most). One target pass per round. Its output is distributed exactly as `autoregressive_generate`'s
     (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`); `forward` picks
-    the target's forward path (lm.CachedLM)."""
+    the target's forward path (lm.CachedLM). `prompt_ids` may be a GenerationRequest carrying the
+    prompt, max_new_tokens, sampling, seed and eos_token_id."""
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
-    g = begin(target, prompt_ids, max_new_tokens, sampling, seed, eos_token_id, forward,
-              drafter=drafter, max_rounds=max_rounds)
-    if not hasattr(g.session, "propose_tree"):
-        raise ValueError(f"drafter {g.drafter.name!r} cannot draft token trees (its session has no propose_tree)")
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id, seed_default=0)
+    sampling = request.sampling
+    drafter = as_drafter(drafter)
+    if not drafter.drafts_trees:
+        raise ValueError(f"drafter {drafter.name!r} cannot draft token trees (it does not declare drafts_trees)")
+    g = begin(target, request, forward, drafter=drafter, max_rounds=max_rounds)
     while g.running:
         # 1. Draft a tree below the last committed token, never deeper than the tokens still wanted.
         depth = g.room(len(shape))
@@ -172,14 +177,11 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
         accepted = [tree.tokens[n] for n in v.path]
         new, hit_eos = g.commit(accepted, v.next_token, v.next_kind)
         t = _tree_trace(tree, v, p, trace)
-        r = RoundTrace(
-            index=len(g.rounds), position=len(g.tokens) - len(new), draft_tokens=list(tree.tokens),
-            n_accepted=len(accepted), next_token=v.next_token, next_kind=v.next_kind, emitted=new,
-            q_draft=t.q_node, p_draft=t.p_node,
-            accept_prob=[math.nan if a is None else a for a in t.accept_prob],
-            uniforms=None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
-            draft_pass_s=tree.pass_s, target_pass_s=g.lm.last_pass_s,
-            draft_passes=g.session.passes - passes_before, next_prob=v.next_prob, tree=t)
+        r = g.round_record(
+            new, tree.tokens, len(accepted), v, t.q_node, t.p_node,
+            [math.nan if a is None else a for a in t.accept_prob],
+            None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
+            tree.pass_s, g.session.passes - passes_before, g.lm.last_pass_s, tree=t)
         if trace:
             r.p_top = t.p_top
         g.end_round(r, hit_eos, on_round)

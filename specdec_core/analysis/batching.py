@@ -29,9 +29,10 @@ import torch
 
 from ..batch import MAX_BATCH, batch_generate
 from ..batch_lm import BatchLM
+from ..costs import MAX_GAMMA, Costs
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens
-from .measure import Measured, Progress, acceptance, contest, decode_seconds, measured, pass_seconds
+from .measure import Measured, Pacing, Progress, acceptance, contest, decode_seconds, measured, pacing_of, pass_seconds
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
@@ -82,10 +83,11 @@ def _interpolate(curve: list[tuple[int, float]], n: float) -> float:
 
 @dataclass
 class BatchCosts:
-    """Measured pass seconds: target[(B, k)] over B rows of k positions, draft[B] over B rows of one.
-    A pass costs what its B·k positions cost (the linear layers see B·k rows, and each row's attention
-    its own context), so the model reads the target as one curve t(n) over n = B·k positions, fitted
-    non-decreasing (`monotone`), and the drafter as d(B) alike."""
+    """Measured pass seconds of batched passes, a view over the one cost type: `at(B)` is the
+    costs.Costs of a batch of B rows. target[(B, k)] over B rows of k positions, draft[B] over B rows
+    of one. A pass costs what its B·k positions cost (the linear layers see B·k rows, and each row's
+    attention its own context), so the model reads the target as one curve t(n) over n = B·k
+    positions, fitted non-decreasing (`monotone`), and the drafter as d(B) alike."""
     target: dict[tuple[int, int], float]
     draft: dict[int, float]
 
@@ -103,6 +105,11 @@ class BatchCosts:
     def d(self, batch: int) -> float:
         """Seconds of a drafter pass over `batch` rows of one position."""
         return _interpolate(self._d, batch)
+
+    def at(self, batch: int, ks=range(1, MAX_GAMMA + 2)) -> Costs:
+        """The costs of one batch of `batch` rows (measured): its draft pass over its target pass over one
+        position per row (c), and its target pass over k positions per row (v(k - 1))."""
+        return Costs.measured(self.t(batch), self.d(batch), {k: self.t(batch * k) for k in ks})
 
     @property
     def single(self) -> float:
@@ -141,14 +148,16 @@ def _pass_time(model, batch: int, k: int, prompts: list[list[int]], passes: int)
 
 @torch.inference_mode()
 def batch_costs(target, draft, prompts: list[list[int]], batch_sizes=BATCH_SIZES,
-                repeats: int = 3, passes: int = 3, hold=nullcontext, progress: Progress | None = None) -> BatchCosts:
+                repeats: int = 3, passes: int = 3, hold=nullcontext, progress: Progress | None = None, *,
+                pacing: Pacing | None = None) -> BatchCosts:
     """t(B, k) for every batch size and k in COST_KS, and d(B): interleaved repetitions, each the lower
     quartile of `passes` passes; a cost is the median of its repetitions (BatchCosts reads them as one
     curve over B·k positions, so the k between are interpolated)."""
     runs = {("target", b, k): (lambda b=b, k=k: _pass_time(target, b, k, prompts, passes))
             for b in batch_sizes for k in COST_KS}
     runs.update({("draft", b, 1): (lambda b=b: _pass_time(draft, b, 1, prompts, passes)) for b in batch_sizes})
-    med = {name: statistics.median(ts) for name, ts in contest(runs, repeats, hold=hold, progress=progress).results.items()}
+    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
+    med = {name: statistics.median(ts) for name, ts in done.results.items()}
     return BatchCosts({(b, k): t for (kind, b, k), t in med.items() if kind == "target"},
                       {b: t for (kind, b, _), t in med.items() if kind == "draft"})
 
@@ -229,18 +238,18 @@ def _decode_tps(result) -> float:
 def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_tokens: int = 32,
                    repeats: int = 3, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
                    gammas=GAMMAS, hold=nullcontext, progress: Progress | None = None,
-                   cost_repeats: int = 3, fixed_gamma: int | None = FIXED_GAMMA) -> Regime:
+                   cost_repeats: int = 3, fixed_gamma: int | None = FIXED_GAMMA, *,
+                   pacing: Pacing | None = None) -> Regime:
     """Plain and speculative decoding at each batch size (γ from the measured cost model, and at
     `fixed_gamma` too unless None), with the prediction beside them and the time to first token;
-    `progress(fraction, text)` between runs."""
+    the pacing's (or `progress`'s) fraction and text between runs, each run in its slot (or `hold`)."""
     batch_sizes = sorted(set(batch_sizes))
     if not batch_sizes or batch_sizes[0] < 1 or batch_sizes[-1] > MAX_BATCH:
         raise ValueError(f"batch sizes must lie in [1, {MAX_BATCH}], got {batch_sizes}")
-    report = (lambda lo, hi: (lambda f, text: progress(lo + (hi - lo) * f, text))) if progress else (lambda lo, hi: None)
+    pace = pacing_of(hold, progress, pacing)
     prompts = bench_prompts(tokenizer, batch_sizes[-1])
-    costs = batch_costs(target, draft, prompts, batch_sizes, cost_repeats, hold=hold,
-                        progress=report(0.0, 0.2))
-    with hold():
+    costs = batch_costs(target, draft, prompts, batch_sizes, cost_repeats, pacing=pace.part(0.0, 0.2))
+    with pace.slot():
         sample = batch_generate(target, None, prompts[:min(8, len(prompts))], max_new_tokens=max_new_tokens,
                                 sampling=sampling, seed=seed)
         alpha = acceptance(target, draft, [p + r.tokens for p, r in zip(prompts, sample.results)], sampling)["alpha"]
@@ -258,7 +267,7 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
             contestants["fixed"] = lambda batch=batch: batch_generate(
                 target, draft, batch, gamma=fixed_gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed)
         share = 0.8 / len(batch_sizes)
-        runs = contest(contestants, repeats, hold=hold, progress=report(0.2 + share * n, 0.2 + share * (n + 1)))
+        runs = contest(contestants, repeats, pacing=pace.part(0.2 + share * n, 0.2 + share * (n + 1)))
         plain, spec = runs.results["plain"], runs.results["speculative"]
         drafted = sum(res.drafted for r in spec for res in r.results)
         accepted = sum(res.accepted for r in spec for res in r.results)

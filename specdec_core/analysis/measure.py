@@ -3,7 +3,7 @@
 1. Contestants are interleaved. Every comparison (plain against speculative, drafter against drafter,
    γ against γ, chain against tree, a variant against the target) is a `contest`: it runs its
    contestants once per repetition, A B C in one repetition and C B A in the next
-   (`interleaved_order`), so a slow moment of a shared machine hits all of them alike. A run's time
+   (`interleave`), so a slow moment of a shared machine hits all of them alike. A run's time
    is its decoding phase (`decode_seconds`: the prompt's prefill left out), per new token
    (`decode_s_per_token`); the live race's lanes, which a page replays, keep the whole wall clock.
 2. A figure is the median of the repetitions, with its spread: `Measured`, printed like
@@ -32,12 +32,13 @@ held-out positions; greedy alpha is the probability that the two argmaxes agree.
 import statistics
 import time
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import torch
 
+from ..costs import Costs
 from ..lm import CachedLM
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import GREEDY, SamplingConfig, to_probs
@@ -48,6 +49,43 @@ PASS_QUANTILE = 0.25  # a pass kind's cost: this quantile of its timings (see 3.
 BUSY_SPREAD = 0.25  # (high - low) / median above this: the machine was busy while it measured
 T = TypeVar("T")
 Progress = Callable[[float, str], None]
+
+
+# --- pacing: how a long measurement shares the machine --------------------------------------------------
+
+@dataclass(frozen=True)
+class Pacing:
+    """How a long measurement shares the machine, one object instead of two callbacks threaded through
+    every layer: `slot()` is entered around every run (a server's admission slot, so other work goes in
+    between runs), `progress(fraction, text)` is told between runs, never inside a timed span."""
+    slot: Callable[[], AbstractContextManager] = nullcontext
+    progress: Progress | None = None
+
+    def report(self, fraction: float, text: str) -> None:
+        if self.progress is not None:
+            self.progress(fraction, text)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """`work()` inside the slot."""
+        with self.slot():
+            return work()
+
+    def part(self, lo: float, hi: float, label: str = "") -> "Pacing":
+        """The same slot, its progress mapped into [lo, hi] of this one's (text after `label`): for one
+        step of a measurement made of several."""
+        if self.progress is None:
+            return self
+        outer = self.progress
+        return Pacing(self.slot, lambda f, text: outer(lo + (hi - lo) * f, f"{label}{text}"))
+
+
+def pacing_of(hold=nullcontext, progress: Progress | None = None, pacing: Pacing | None = None) -> Pacing:
+    """`pacing`, or one made of the separate `hold` and `progress` a caller may still pass."""
+    if pacing is not None:
+        if hold is not nullcontext or progress is not None:
+            raise ValueError("pass pacing, or hold and progress, not both")
+        return pacing
+    return Pacing(hold, progress)
 
 
 # --- the figure: median and spread ---------------------------------------------------------------------
@@ -95,44 +133,38 @@ def ratios(numerators: list[float], denominators: list[float]) -> Measured:
 
 # --- interleaving --------------------------------------------------------------------------------------
 
-def interleaved_order(names: list, repeats: int) -> list[list]:
-    """The order each repetition visits the contestants in: as given in even repetitions, reversed in
-    odd ones (A B C, C B A, A B C, ...), so no contestant always runs first or last."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
-    return [_order(names, r) for r in range(repeats)]
-
-
 def _order(names: list, repetition: int) -> list:
+    """As given in even repetitions, reversed in odd ones (A B C, C B A, A B C, ...), so no
+    contestant always runs first or last."""
     return list(names) if repetition % 2 == 0 else list(reversed(names))
 
 
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
                progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
-               max_repeats: int | None = None) -> dict[Hashable, list[T]]:
-    """Each contestant's results over `repeats` interleaved repetitions (`interleaved_order`).
+               max_repeats: int | None = None, *, pacing: Pacing | None = None) -> dict[Hashable, list[T]]:
+    """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A.
 
-    Each run happens inside its own `with hold():` (a server passes its admission slot, so a long
-    measurement holds it one run at a time and other work can go in between); `progress(fraction,
-    text)` is called after each run, between timed spans, never inside one.
+    Each run happens inside its own `pacing.slot()` (a server passes its admission slot, so a long
+    measurement holds it one run at a time and other work can go in between); `pacing.progress(fraction,
+    text)` is called after each run, between timed spans, never inside one (`hold` and `progress`:
+    the same two, given apart).
 
     With `busy` (the results so far -> True while they disagree too much) and `max_repeats`, two more
     repetitions (one in each order) run while `busy` says so, up to `max_repeats` in all: a busy
     machine gets more repetitions instead of a noisier median."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    pace = pacing_of(hold, progress, pacing)
     names = list(contestants)
     limit = max(repeats, max_repeats or repeats)
     out = {name: [] for name in names}
     planned, done, r = repeats, 0, 0
     while r < planned:
         for name in _order(names, r):
-            with hold():
-                out[name].append(contestants[name]())
+            out[name].append(pace.run(contestants[name]))
             done += 1
-            if progress is not None:
-                more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
-                progress(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
+            more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
+            pace.report(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
         r += 1
         if r == planned and planned < limit and busy is not None and busy(out):
             planned = min(limit, planned + 2)
@@ -162,21 +194,23 @@ class Contest(Generic[T]):
 
 def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, hold=nullcontext,
             progress: Progress | None = None, warm_up: bool = False,
-            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None) -> Contest[T]:
+            busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None,
+            pacing: Pacing | None = None) -> Contest[T]:
     """The project's one way to compare: every contestant runs once per repetition, interleaved
     (`interleave`: A B C, then C B A), after one untimed run each when `warm_up` (first calls allocate,
-    later ones only compute). `hold` is entered around every run, warm-ups included; `progress` is
-    called between runs, never inside one. With `busy` (the contest so far -> True while its figures
-    disagree too much) and `max_repeats`, two more repetitions run while `busy` says so."""
+    later ones only compute). `pacing.slot()` (or `hold`) is entered around every run, warm-ups
+    included; its progress (or `progress`) is called between runs, never inside one. With `busy` (the
+    contest so far -> True while its figures disagree too much) and `max_repeats`, two more
+    repetitions run while `busy` says so."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
+    pace = pacing_of(hold, progress, pacing)
     first: dict[Hashable, T] = {}
     if warm_up:
         for name, run in contestants.items():
-            with hold():
-                first[name] = run()
+            first[name] = pace.run(run)
     grow = None if busy is None else (lambda so_far: busy(Contest(so_far, first)))
-    return Contest(interleave(contestants, repeats, hold, progress, grow, max_repeats), first)
+    return Contest(interleave(contestants, repeats, busy=grow, max_repeats=max_repeats, pacing=pace), first)
 
 
 def decode_seconds(result: GenerationResult) -> float:
@@ -220,30 +254,6 @@ def pass_seconds(timings: list[float]) -> float:
 
 
 @dataclass
-class CostProfile:
-    target_s: float  # one target pass, one position
-    draft_s: float  # one draft pass, one position
-    verify_s: dict[int, float]  # k -> one target pass over k positions
-
-    @property
-    def c(self) -> float:
-        return self.draft_s / self.target_s
-
-    def v(self, gamma: int) -> float:
-        """Cost of verifying gamma drafts (a pass over gamma + 1 positions) in single passes."""
-        k = gamma + 1
-        if k in self.verify_s:
-            return self.verify_s[k] / self.target_s
-        ks = sorted(self.verify_s)  # linear interpolation between measured points
-        lo = max((x for x in ks if x <= k), default=ks[0])
-        hi = min((x for x in ks if x >= k), default=ks[-1])
-        if lo == hi:
-            return self.verify_s[lo] / self.target_s
-        t = self.verify_s[lo] + (self.verify_s[hi] - self.verify_s[lo]) * (k - lo) / (hi - lo)
-        return t / self.target_s
-
-
-@dataclass
 class PassTimes:
     """Seconds of every pass the collected generations made, by kind of pass."""
     target: dict[int, list[float]] = field(default_factory=dict)  # k positions -> target passes over k
@@ -281,7 +291,7 @@ class PassTimes:
     def _by_position(self, drafter: str) -> list[float]:
         return [pass_seconds(ts) for ts in self.draft.get(drafter, {}).values() if ts]
 
-    def profile(self, drafter: str | None = None) -> CostProfile:
+    def profile(self, drafter: str | None = None) -> Costs:
         """c and v(k) from the collected passes (`pass_seconds` of each target pass kind, `draft_seconds`
         of the drafter, by default the first collected). Needs single-position target passes (a plain
         generation)."""
@@ -289,7 +299,7 @@ class PassTimes:
             raise ValueError("no single-position target pass collected: add a plain generation")
         verify = {k: pass_seconds(ts) for k, ts in sorted(self.target.items()) if ts}
         label = drafter if drafter is not None else next(iter(self.draft), None)
-        return CostProfile(verify[1], self.draft_seconds(label) if label is not None else 0.0, verify)
+        return Costs.measured(verify[1], self.draft_seconds(label) if label is not None else 0.0, verify)
 
     def c(self) -> dict[str, float]:
         """c of every drafter collected."""
@@ -307,7 +317,7 @@ class PassTimes:
 @torch.inference_mode()
 def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
               max_new_tokens: int = 20, repeats: int = 3, hold=nullcontext,
-              progress: Progress | None = None) -> PassTimes:
+              progress: Progress | None = None, *, pacing: Pacing | None = None) -> PassTimes:
     """Pass costs of this machine from short greedy generations, interleaved over `repeats`
     repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
     alike); the first drafter also at the other γs (target passes over more positions, for v).
@@ -329,7 +339,7 @@ def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gam
         runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
         if i == 0:
             runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
-    contest(runs, repeats, hold=hold, progress=progress)
+    contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
     return times
 
 
@@ -353,16 +363,16 @@ def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int =
 
 
 def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, hold=nullcontext,
-               progress: Progress | None = None) -> dict[int, Measured]:
+               progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict[int, Measured]:
     """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
     median of `passes` passes after one warm-up)."""
     runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
-    done = contest(runs, repeats, hold=hold, progress=progress)
+    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
     return {k: done.measured(k, float) for k in runs}
 
 
 def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
-                 forward: str = "core") -> CostProfile:
+                 forward: str = "core") -> Costs:
     """c and v(k) from isolated passes, with the same interleaving and medians as every other figure
     (`repeats` passes per pass kind in all, in repetitions of three)."""
     rounds = max(1, repeats // 3)
@@ -372,7 +382,7 @@ def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int
     if ("target", 1) not in runs:
         runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
     med = {name: statistics.median(ts) for name, ts in contest(runs, rounds).results.items()}
-    return CostProfile(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
+    return Costs.measured(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})
 
 
 @torch.inference_mode()

@@ -17,7 +17,7 @@ from ..policies import ADAPTIVE, Costs, as_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Measured, Progress, contest, decode_seconds, ratios
+from .measure import Measured, Pacing, Progress, contest, decode_seconds, pacing_of, ratios
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
 
 PLAIN = "plain decoding"
@@ -49,10 +49,11 @@ def _speculative(target, drafter, prompt, policy, max_new_tokens, sampling, seed
 
 def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, max_new_tokens: int,
                      sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
-                     hold=nullcontext, progress: Progress | None = None) -> dict[str, Contestant]:
+                     hold=nullcontext, progress: Progress | None = None, *,
+                     pacing: Pacing | None = None) -> dict[str, Contestant]:
     """Run plain decoding and every policy (label -> policy or int gamma) on every prompt, `repeats`
     times interleaved; prompt i uses seed + i for every contestant. Returns label -> Contestant,
-    plain decoding under `PLAIN`. `hold` and `progress` as in `measure.contest`."""
+    plain decoding under `PLAIN`. `pacing` (or `hold` and `progress`) as in `measure.contest`."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
     if not prompts or len(prompts) > MAX_PROMPTS:
@@ -67,11 +68,11 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
             return autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
         return _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
 
+    pace = pacing_of(hold, progress, pacing)
     for i, prompt in enumerate(prompts):  # one contest per prompt: the runs compared stay close in time
-        report = None if progress is None else (lambda f, text, i=i: progress((i + f) / len(prompts),
-                                                                               f"Prompt {i + 1} of {len(prompts)}: {text}"))
+        part = pace.part(i / len(prompts), (i + 1) / len(prompts), f"Prompt {i + 1} of {len(prompts)}: ")
         done = contest({label: (lambda label=label, i=i, prompt=prompt: run(label, i, prompt)) for label in out},
-                       repeats, hold=hold, progress=report)
+                       repeats, pacing=part)
         for label, results in done.results.items():
             c = out[label]
             c.seconds += [decode_seconds(res) for res in results]

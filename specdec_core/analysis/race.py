@@ -29,11 +29,8 @@ from ..policies import Policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import GenerationResult
-from .measure import Contest, Measured, PassTimes, contest, decode_s_per_token, measured, sync
+from .measure import Contest, Measured, Pacing, PassTimes, contest, decode_s_per_token, measured, pacing_of, sync
 from .round_stats import mean_acceptance_length, measured_alpha
-
-LANES = ("standard", "speculative")
-
 
 # --- simulated ------------------------------------------------------------------------------------
 
@@ -183,19 +180,19 @@ def _speedups(lanes: Contest[LiveLane]) -> Measured:
 
 def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig, seed: int,
               repeats: int = RACE_REPEATS, warm: bool = True, hold=nullcontext, progress: Progress | None = None,
-              max_repeats: int = RACE_MAX_REPEATS) -> LiveRace:
+              max_repeats: int = RACE_MAX_REPEATS, *, pacing: Pacing | None = None) -> LiveRace:
     """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions,
     two more at a time while their speedups disagree (`Measured.busy`), up to `max_repeats` (EOS does
     not stop either lane, so both produce max_new_tokens; in greedy mode the two token lists are
-    identical). `hold` is entered around each lane (a server's admission slot), and `progress` is
-    called between lanes, never while one is timed."""
+    identical). The pacing's slot (or `hold`) is entered around each lane (a server's admission slot),
+    and its progress (or `progress`) is called between lanes, never while one is timed."""
     drafter = as_drafter(drafter)
     if warm:
         warm_up(target, drafter, prompt_ids, gamma)
     lanes = contest({
         "standard": lambda: run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed),
         "speculative": lambda: run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling,
-                                                    seed)}, repeats, hold=hold, progress=progress,
+                                                    seed)}, repeats, pacing=pacing_of(hold, progress, pacing),
         busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
     pairs = list(zip(lanes.results["standard"], lanes.results["speculative"]))
     speedups = _speedups(lanes)
@@ -222,7 +219,7 @@ PLAIN = "plain decoding"
 
 
 def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-             repeats: int, hold, progress: Progress | None) -> tuple[Contest[GenerationResult], PassTimes]:
+             repeats: int, pacing: Pacing) -> tuple[Contest[GenerationResult], PassTimes]:
     """Plain decoding (`PLAIN`) and every (label -> (drafter, gamma, label of its passes)) contestant as
     one `measure.contest`, with every run's passes collected."""
     times = PassTimes()
@@ -241,7 +238,7 @@ def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: 
         return run
 
     runs = {PLAIN: plain, **{label: spec(*how) for label, how in drafters.items()}}
-    return contest(runs, repeats, hold=hold, progress=progress), times
+    return contest(runs, repeats, pacing=pacing), times
 
 
 def _row(runs: Contest[GenerationResult], label: str) -> dict:
@@ -259,7 +256,8 @@ def _row(runs: Contest[GenerationResult], label: str) -> dict:
 
 
 def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                repeats: int = 3, progress: Progress | None = None, hold=nullcontext) -> dict:
+                repeats: int = 3, progress: Progress | None = None, hold=nullcontext, *,
+                pacing: Pacing | None = None) -> dict:
     """Measured speedup over plain decoding for each gamma (interleaved repetitions: median and
     spread), alpha measured over all the runs (the mean of min(1, p/q) over every judged draft),
     and the cost profile (c, v(γ)) of the passes these runs made."""
@@ -267,7 +265,8 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
     gammas = list(gammas)
     warm_up(target, drafter, prompt_ids, gammas[0])
     contestants = {f"γ = {g}": (drafter, g, "drafter") for g in gammas}
-    runs, times = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats, hold, progress)
+    runs, times = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats,
+                           pacing_of(hold, progress, pacing))
     rows, all_rounds = [], []
     for g, label in zip(gammas, contestants):
         row = _row(runs, label)
@@ -279,7 +278,7 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
 
 def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy | dict, max_new_tokens: int,
                      sampling: SamplingConfig, seed: int, repeats: int = 3, progress: Progress | None = None,
-                     hold=nullcontext) -> dict:
+                     hold=nullcontext, *, pacing: Pacing | None = None) -> dict:
     """The same request with each drafter (label -> causal LM or Drafter) at the same draft length
     (an int gamma or a draft-length policy, or label -> one of those for each drafter its own),
     interleaved with plain decoding over `repeats` repetitions: measured alpha, tokens per target
@@ -292,7 +291,7 @@ def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy | d
     for label, d in drafters.items():
         warm_up(target, d, prompt_ids, lengths[label])
     runs, times = _contest(target, {label: (d, lengths[label], label) for label, d in drafters.items()}, prompt_ids,
-                           max_new_tokens, sampling, seed, repeats, hold, progress)
+                           max_new_tokens, sampling, seed, repeats, pacing_of(hold, progress, pacing))
     rows = []
     for label in drafters:
         row = _row(runs, label)

@@ -100,7 +100,7 @@ def modelled_speedup(rounds: list[RoundTrace], costs, gammas: list[int] | None =
     declined a draft after seeing its distribution paid that pass too), unless `gammas` replaces
     each round's drafts (and passes) by a gamma of its own. `costs` is a policies.Costs."""
     if gammas is None:
-        cost = sum(r.draft_passes * costs.c + costs.v_of(len(r.draft_tokens)) for r in rounds)
+        cost = sum(r.draft_passes * costs.c + costs.v(len(r.draft_tokens)) for r in rounds)
     else:
         cost = sum(costs.round_cost(g) for g in gammas)
     return sum(r.n_accepted + 1 for r in rounds) / cost if cost else math.nan

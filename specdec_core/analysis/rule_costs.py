@@ -19,8 +19,9 @@ from scipy import stats
 from ..drafters import Proposal
 from ..sampler import Rule, autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig, to_probs
-from .fidelity import Progress, interleaved_runs, rule_output_distribution, speedup
+from .fidelity import interleaved_runs, rule_output_distribution, speedup
 from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
+from .measure import Pacing, Progress, pacing_of
 
 PLAIN = "plain sampling"
 
@@ -65,10 +66,10 @@ def acceptance_figures(dist: Distributions, sampling: SamplingConfig) -> dict:
 
 def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], sampling: SamplingConfig,
                    n_tokens: int = 48, gamma: int = 4, repeats: int = 3, seed: int = 0, hold=nullcontext,
-                   progress: Progress | None = None) -> list[dict]:
+                   progress: Progress | None = None, *, pacing: Pacing | None = None) -> list[dict]:
     """For each rule, on `prompts`: measured acceptance rate (accepted / drafted), tokens per target
     pass, and speedup over plain sampling (median and range of repetition-by-repetition ratios,
-    interleaved runs, `hold` taken around each run)."""
+    interleaved runs, the pacing's slot or `hold` taken around each run)."""
     if sampling.greedy:
         raise ValueError("sampling must have a temperature above 0: the rules differ in how they use chance")
     plain = lambda ids: autoregressive_generate(target, ids, n_tokens, sampling, seed=seed, eos_token_id=None)
@@ -76,7 +77,7 @@ def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], s
                                                          sampling=sampling, seed=seed, eos_token_id=None,
                                                          trace=False, rule=rule)
     runs = interleaved_runs({PLAIN: plain, **{rule.name: spec(rule) for rule in rules}}, prompts, repeats,
-                            hold=hold, progress=progress)
+                            pacing=pacing_of(hold, progress, pacing))
     rows = []
     for rule in rules:
         results = runs[rule.name].results
@@ -108,20 +109,21 @@ class PrefixVerdicts:
 
 def judge_rules(target, draft, prefix_ids: list[int], rules: list, *, n_tokens: int, k: int, sampling: SamplingConfig,
                 seed: int, gamma: int = 4, shape: tuple[int, ...] | None = None, with_power: bool = False,
-                hold=nullcontext, progress: Progress | None = None) -> PrefixVerdicts:
+                hold=nullcontext, progress: Progress | None = None, pacing: Pacing | None = None) -> PrefixVerdicts:
     """The lab's test (`lab.run_lab`, speculative samples only) for every rule on the same prefix, K and
     seeds, from one set of distributions; with `shape`, token-tree rules on trees of that shape. With
     `with_power` (and n_tokens = 1) each rule's power at K too. Each rule runs inside its own
-    `with hold():`; `progress(fraction, text)` is reported across the rules."""
-    report = progress or (lambda fraction, text: None)
-    with hold():
+    pacing slot (or `with hold():`); its progress (or `progress(fraction, text)`) is reported across
+    the rules."""
+    pace = pacing_of(hold, progress, pacing)
+    with pace.slot():
         dist = Distributions(target, draft, prefix_ids)
     verdicts = {}
     for i, rule in enumerate(rules):
-        with hold():
+        with pace.slot():
             res = run_lab(target, draft, prefix_ids, n_tokens=n_tokens, k=k, gamma=gamma, sampling=sampling, rule=rule,
                           seed=seed, with_plain=False, dist=dist, shape=shape,
-                          progress=lambda f, text, i=i: report((i + f) / len(rules), text))
+                          progress=pace.part(i / len(rules), (i + 1) / len(rules)).report)
             power_ = (power(res.cells, rule_cell_probs(dist, rule, res.cells, sampling), res.k)
                       if with_power and n_tokens == 1 else None)
         verdicts[rule.name] = RuleVerdict(rule.name, res, power_)

@@ -17,7 +17,7 @@ from ..policies import make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..tree import tree_generate, tree_size
-from .measure import PassTimes, Progress, interleave, ratios
+from .measure import Pacing, PassTimes, Progress, interleave, pacing_of, ratios
 from .round_stats import (
     acceptance_by_position,
     calibration,
@@ -64,9 +64,10 @@ def confidence_auc(rounds, signal: str = "top") -> float:
 
 def compare_drafters(target, drafters: dict, prompts: list[list[int]], gamma: int = 5, max_new_tokens: int = 64,
                      sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
-                     hold=nullcontext, progress: Progress | None = None) -> dict:
+                     hold=nullcontext, progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict:
     """Every drafter (label -> drafter) at draft length `gamma` on every prompt: the figures of the
     module's docstring, one row per drafter, and plain decoding's seconds for reference."""
+    pace = pacing_of(hold, progress, pacing)
     rows, traced = [], {label: [] for label in drafters}
     for i, prompt in enumerate(prompts):  # the counts: one traced run per prompt
         for label, drafter in drafters.items():
@@ -87,10 +88,9 @@ def compare_drafters(target, drafters: dict, prompts: list[list[int]], gamma: in
             return res.total_s - res.prefill_s
 
         runs = {PLAIN: plain, **{label: (lambda label=label: spec(label)) for label in drafters}}
-        for name, values in interleave(runs, repeats, hold).items():
+        for name, values in interleave(runs, repeats, pacing=Pacing(pace.slot)).items():
             seconds[name].append(values)
-        if progress is not None:
-            progress((i + 1) / len(prompts), f"prompt {i + 1} of {len(prompts)}")
+        pace.report((i + 1) / len(prompts), f"prompt {i + 1} of {len(prompts)}")
     per_rep = {name: [sum(v[r] for v in values) for r in range(repeats)] for name, values in seconds.items()}
     for label in drafters:
         results = traced[label]
@@ -134,7 +134,7 @@ def tree_comparison(target, drafter, prompts: list[list[int]], nodes: int, depth
 
 def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1, 9), thresholds=(0.5,),
                       max_new_tokens: int = 64, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
-                      repeats: int = 3, hold=nullcontext) -> dict:
+                      repeats: int = 3, hold=nullcontext, *, pacing: Pacing | None = None) -> dict:
     """The confidence stop (draft while the top probability stays >= threshold, up to max(gammas)) at
     each threshold against every fixed gamma, measured against plain decoding
     (`policy_compare.compare_policies`): the best of each kind and their ratio."""
@@ -142,7 +142,8 @@ def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1,
     from .policy_compare import compare_policies
     policies = {f"γ = {g}": g for g in gammas}
     policies.update({f"confidence ≥ {t:g}": make_policy("confidence", 1, max(gammas), t, "top") for t in thresholds})
-    out = compare_policies(target, drafter, prompts, policies, max_new_tokens, sampling, seed, repeats, hold)
+    out = compare_policies(target, drafter, prompts, policies, max_new_tokens, sampling, seed, repeats,
+                           pacing=pacing_of(hold, None, pacing))
     plain = out.pop(PLAIN_LABEL)
     speed = {label: c.speedup(plain) for label, c in out.items()}
     best_of = lambda kind: max((k for k in speed if k.startswith(kind)), key=lambda k: speed[k].median)

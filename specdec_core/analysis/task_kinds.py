@@ -5,7 +5,7 @@ over every position), on three kinds of passage."""
 from contextlib import nullcontext
 
 from ..sampling import SamplingConfig
-from .measure import acceptance
+from .measure import Pacing, acceptance, pacing_of
 
 # Three kinds of passage, each a few lines of play-script English (any GPT-2 tokenizer reads them).
 KINDS = {
@@ -25,14 +25,16 @@ KINDS = {
 
 
 def alpha_by_kind(target, draft, tokenizer, sampling: SamplingConfig = SamplingConfig(), kinds=None,
-                  context_length: int | None = None, hold=nullcontext) -> dict[str, dict]:
+                  context_length: int | None = None, hold=nullcontext, *,
+                  pacing: Pacing | None = None) -> dict[str, dict]:
     """{kind: measure.acceptance(...)} for each passage of `kinds` (default KINDS), cut to the models'
-    context; `hold` is taken around each measurement (a page's generation slot)."""
+    context; the pacing's slot (or `hold`) is taken around each measurement (a page's generation slot)."""
+    pace = pacing_of(hold, None, pacing)
     out = {}
     for kind, text in (kinds or KINDS).items():
         ids = tokenizer.encode(text)
         if context_length is not None:
             ids = ids[:context_length]
-        with hold():
+        with pace.slot():
             out[kind] = acceptance(target, draft, [ids], sampling)
     return out

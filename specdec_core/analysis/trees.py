@@ -17,7 +17,7 @@ from ..drafters import as_drafter
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..tree import check_node_budget, check_shape, tree_generate
-from .measure import Progress, contest, decode_s_per_token
+from .measure import Pacing, Progress, contest, decode_s_per_token, pacing_of
 
 CONTESTANTS = ("plain", "chain", "tree")
 MAX_REPEATS = 20
@@ -30,12 +30,12 @@ def predicted_speedup(tokens_per_pass: float, v: float, c: float, draft_passes_p
 
 def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_tokens: int,
                   sampling: SamplingConfig, seed: int, node_budget: int | None = None, repeats: int = 3,
-                  progress: Progress | None = None, hold=nullcontext) -> dict:
+                  progress: Progress | None = None, hold=nullcontext, *, pacing: Pacing | None = None) -> dict:
     """Plain decoding, the chain of gamma = len(shape) and the tree, interleaved `repeats` times after
     one untimed run each (EOS does not stop them). Per contestant: seconds per token and the wall-clock
     speedup over plain decoding (each a `Measured`: median and spread of the repetitions, prefill
     excluded), tokens per target pass, draft passes and nodes per round, and the median target pass.
-    `hold` is entered around each run (a server's admission slot)."""
+    The pacing's slot (or `hold`) is entered around each run (a server's admission slot)."""
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
@@ -50,7 +50,7 @@ def tree_vs_chain(target, drafter, prompt_ids, shape: tuple[int, ...], max_new_t
                                       sampling=sampling, seed=seed, node_budget=node_budget, eos_token_id=None,
                                       trace=False),
     }
-    done = contest(runs, repeats, hold=hold, progress=progress, warm_up=True)
+    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing), warm_up=True)
     out = {}
     for name in CONTESTANTS:
         res = done.results[name][-1]

@@ -5,7 +5,7 @@ target: its weights, vocabulary and width are checked when they are loaded (`for
 """
 from pathlib import Path
 
-from ..lm import context_length
+from ..passes import context_length
 from .eagle import EagleDrafter
 from .files import HeadsMismatch, check_target, load_net, read_config, read_training
 from .medusa import MedusaDrafter

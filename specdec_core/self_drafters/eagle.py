@@ -14,7 +14,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from ..drafters import Proposal, one_hot
+from ..drafters import Drafter, DraftSession, Proposal, one_hot
 from ..sampling import SamplingConfig, sample, to_probs
 from ..tree_draft import DraftTree, draft_tree
 from .files import check_target
@@ -22,11 +22,12 @@ from .nets import EagleNet, HeadsConfig, target_fingerprint
 from .observe import FeatureLog
 
 
-class EagleDrafter:
+class EagleDrafter(Drafter):
     """One decoder layer over the target's features; `reads_target` asks the generation loop to hand
     them to each session (`observe_target`)."""
 
     reads_target = True
+    drafts_trees = True
 
     def __init__(self, net: EagleNet, lm_head: torch.Tensor, embedding: torch.Tensor, config: HeadsConfig,
                  context_length: int, name: str = "EAGLE drafter"):
@@ -47,7 +48,7 @@ class EagleDrafter:
         return EagleSession(self)
 
 
-class EagleSession:
+class EagleSession(DraftSession):
     def __init__(self, drafter: EagleDrafter):
         self.d = drafter
         self.log = FeatureLog(drafter.config.width, drafter.config.kind, drafter.lm_head.device)

@@ -14,7 +14,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from ..drafters import Proposal, one_hot
+from ..drafters import Drafter, DraftSession, Proposal, one_hot
 from ..sampling import SamplingConfig, sample, to_probs
 from ..tree_draft import DraftTree, draft_tree
 from .files import check_target
@@ -22,11 +22,12 @@ from .nets import HeadsConfig, MedusaHeads, target_fingerprint
 from .observe import FeatureLog
 
 
-class MedusaDrafter:
+class MedusaDrafter(Drafter):
     """Drafts up to K tokens a round from the target's last feature; `reads_target` asks the
     generation loop to hand the target's features to each session (`observe_target`)."""
 
     reads_target = True
+    drafts_trees = True
 
     def __init__(self, heads: MedusaHeads, lm_head: torch.Tensor, config: HeadsConfig, context_length: int,
                  name: str = "Medusa heads"):
@@ -48,7 +49,7 @@ class MedusaDrafter:
         return MedusaSession(self)
 
 
-class MedusaSession:
+class MedusaSession(DraftSession):
     def __init__(self, drafter: MedusaDrafter):
         self.drafter = drafter
         self.log = FeatureLog(drafter.config.width, drafter.config.kind, drafter.lm_head.device)

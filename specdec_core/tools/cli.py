@@ -40,9 +40,8 @@ def _generate(args) -> int:
     pair = load_pair(args.pair, precision=args.precision)
     ids = pair.tokenizer.encode(args.prompt)
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
-    self_drafters = getattr(pair, "self_drafters", {})  # (a stand-in pair in tests may have none)
+    self_drafters, notes = pair.self_drafters, pair.notes
     if args.drafter in ("medusa", "eagle") and args.drafter not in self_drafters:
-        notes = getattr(pair, "notes", [])
         raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
                          + (f" ({'; '.join(notes)})" if notes else ""))
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(), **self_drafters}[args.drafter]

@@ -51,11 +51,9 @@ def decode(at) -> AppTest:
 @pytest.fixture
 def fresh_models():
     """Forget loaded pairs and failures before and after (the test changes what loading finds)."""
-    models._load.clear()
-    models._failures().clear()
+    models.forget_pairs()
     yield
-    models._load.clear()
-    models._failures().clear()
+    models.forget_pairs()
 
 
 # --- edited links -------------------------------------------------------------------------------------
@@ -190,15 +188,15 @@ def test_html_in_the_prompt_is_shown_as_text(page):
 # --- models that cannot be had --------------------------------------------------------------------------
 
 def test_hub_pair_without_network_gives_a_message(monkeypatch, fresh_models):
-    real = pairs._from_pretrained
+    real = pairs.from_pretrained
 
     def offline(ref, device, local_files_only):  # as if the hub models were never downloaded here
         if not Path(ref).is_dir():
             raise OSError(f"{ref} is not in the local cache")
         return real(ref, device, local_files_only)
 
-    monkeypatch.setattr(pairs, "_hub_reachable", lambda *a, **k: False)
-    monkeypatch.setattr(pairs, "_from_pretrained", offline)
+    monkeypatch.setattr(pairs, "hub_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(pairs, "from_pretrained", offline)
     at = app()
     at.selectbox(key="s_pair").set_value("gpt2").run()
     assert not at.exception
@@ -307,7 +305,7 @@ def test_operator_limits_the_pairs_students_see(monkeypatch):
 def test_custom_pair_menus_offer_only_the_allow_list(monkeypatch, fresh_models):
     monkeypatch.setenv("SPECDEC_ALLOW_CUSTOM", "1")
     monkeypatch.setenv("SPECDEC_CUSTOM_ALLOWLIST", "org/model-a,org/model-b,/etc/passwd")
-    monkeypatch.setattr(pairs, "_hub_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(pairs, "hub_reachable", lambda *a, **k: False)
     at = app(pair="custom", target="org/model-a", draft="../../etc/passwd")
     assert "custom pair, but the custom draft must be a hub id" in texts(at, "warning")
     assert at.session_state["settings"].pair == "shakespeare"

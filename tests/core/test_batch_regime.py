@@ -1,6 +1,7 @@
 """The batch regime's analysis and benchmark rows: the cost model's γ and crossover on made-up
 costs, and the smallest live measurement through `specdec bench-batch` (no timing is asserted)."""
 import pandas as pd
+import pytest
 
 from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime, monotone
 from specdec_core.analysis.measure import measured
@@ -58,3 +59,16 @@ def test_bench_batch_writes_its_rows_and_crossover(tmp_path, capsys):
     assert "fixed γ = 4" in md and "speedup at γ=4" in md
     assert len(pd.read_csv(tmp_path / "batch_bench.csv")) == 2
     assert cli.main(["bench-batch", "--sizes", "0,100", "--out", str(tmp_path)]) == 2
+
+
+def test_a_batch_size_reads_as_the_one_cost_type():
+    """BatchCosts.at(B) is a costs.Costs whose speedup is the batch model's own."""
+    from specdec_core import theory
+    from specdec_core.costs import Costs
+
+    costs = linear_costs(8)
+    for batch in (1, 4, 16):
+        here = costs.at(batch)
+        assert isinstance(here, Costs) and here.target_s == costs.t(batch)
+        for gamma in (1, 3, 7):
+            assert theory.speedup(0.7, gamma, here.c, here.v) == pytest.approx(costs.speedup(0.7, batch, gamma))

@@ -92,7 +92,7 @@ def test_prediction_from_in_run_costs():
     runs = [{**base, "config": plain, "seconds": 10.0, "pass_s": 0.1, "draft_pass_s": float("nan")},
             {**base, "config": spec, "seconds": 5.0, "target_passes": 2, "draft_passes": 8, "accepted": 6,
              "judged": 8, "pass_s": 0.2, "draft_pass_s": 0.01}]
-    row = next(r for r in bench.aggregate(runs, [plain, spec], {"core": bench.CostProfile(0.1, 0.01, {5: 0.15})},
+    row = next(r for r in bench.aggregate(runs, [plain, spec], {"core": bench.Costs.measured(0.1, 0.01, {5: 0.15})},
                                           bench.Settings()) if r["config"] == spec.label)
     assert row["speedup"] == pytest.approx(2.0) and row["decode_speedup"] == pytest.approx(9 / 4)
     assert row["c_run"] == pytest.approx(0.1) and row["v_run"] == pytest.approx(2.0)

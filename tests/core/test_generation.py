@@ -117,3 +117,25 @@ def test_chains_and_trees_refuse_the_same_inputs(small_pair, generate):
         with pytest.raises(ValueError, match="max_rounds"):
             generate(target, draft, max_rounds=bad)
     assert generate(target, draft, max_rounds=1, sampling=GREEDY).stop_reason == "max_rounds"
+
+
+def test_chains_batches_and_trees_record_their_rounds_alike(small_pair):
+    """One round record for every decoder (Generation.round_record): a greedy chain, the same chain as a
+    batch of one, and a one-branch tree of the same depth record the same rounds."""
+    from specdec_core import tree_generate
+    from specdec_core.batch import batch_generate
+    from specdec_core.drafters import NgramDrafter
+
+    target, _ = small_pair
+    prompt = [3, 4, 5, 3, 4, 5, 3, 4]
+    chain = speculative_generate(target, NgramDrafter(), prompt, gamma=3, max_new_tokens=12, sampling=GREEDY,
+                                 eos_token_id=None)
+    batch = batch_generate(target, NgramDrafter(), [prompt], gamma=3, max_new_tokens=12, sampling=GREEDY,
+                           eos_token_id=None).results[0]
+    tree = tree_generate(target, NgramDrafter(), prompt, shape=(1, 1, 1), max_new_tokens=12, sampling=GREEDY,
+                         eos_token_id=None)
+    fields = lambda r: (r.index, r.position, r.draft_tokens, r.n_accepted, r.next_token, r.next_kind, r.emitted,
+                        r.p_draft[:r.n_accepted], r.uniforms)
+    assert [fields(r) for r in chain.rounds] == [fields(r) for r in batch.rounds] == [fields(r) for r in tree.rounds]
+    assert [r.accept_prob for r in chain.rounds] == [r.accept_prob for r in batch.rounds]  # a tree: NaN where untested
+    assert len(chain.rounds) > 1

@@ -8,17 +8,22 @@ import time
 import pytest
 
 from specdec_core.analysis import measure, race
-from specdec_core.analysis.measure import PassTimes, interleave, interleaved_order, measured
+from specdec_core.analysis.measure import PassTimes, contest, interleave, measured
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
 # --- interleaving -------------------------------------------------------------------------------------
 
-def test_interleaved_order_alternates_every_repetition():
-    assert interleaved_order(["A", "B"], 4) == [["A", "B"], ["B", "A"], ["A", "B"], ["B", "A"]]
-    assert interleaved_order(["A", "B", "C"], 2) == [["A", "B", "C"], ["C", "B", "A"]]
+def test_a_contest_alternates_its_order_every_repetition():
+    log = []
+    run = lambda name: (lambda: log.append(name))
+    contest({"A": run("A"), "B": run("B")}, 4)
+    assert log == ["A", "B", "B", "A", "A", "B", "B", "A"]
+    log.clear()
+    contest({"A": run("A"), "B": run("B"), "C": run("C")}, 2, warm_up=True)
+    assert log == ["A", "B", "C"] + ["A", "B", "C", "C", "B", "A"]  # untimed warm-ups, then the repetitions
     with pytest.raises(ValueError, match="repeats"):
-        interleaved_order(["A"], 0)
+        contest({"A": run("A")}, 0)
 
 
 def test_interleave_runs_contestants_in_that_order_each_in_its_own_hold():
@@ -286,3 +291,21 @@ def test_tree_against_chain_is_one_contest_with_its_spreads(small_pair):
     for name in CONTESTANTS:
         assert out[name]["s_per_token"].n == 3 and out[name]["speedup"].n == 3
     assert out["plain"]["speedup"].runs == (1.0, 1.0, 1.0)  # plain over itself, repetition by repetition
+
+
+def test_pacing_is_one_object_for_the_slot_and_the_progress():
+    log, seen = [], []
+
+    @contextlib.contextmanager
+    def slot():
+        log.append("in")
+        yield
+        log.append("out")
+
+    pace = measure.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
+    contest({"A": lambda: log.append("A"), "B": lambda: log.append("B")}, 1, pacing=pace.part(0.5, 1.0, "half: "))
+    assert log == ["in", "A", "out", "in", "B", "out"]  # one run per slot, as with hold
+    assert [f for f, _ in seen] == [0.75, 1.0] and all(text.startswith("half: ") for _, text in seen)
+    assert measure.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
+    with pytest.raises(ValueError, match="not both"):
+        contest({"A": lambda: None}, 1, hold=slot, pacing=pace)

@@ -68,7 +68,7 @@ def test_greedy_identity_on_heldout_prompts(pair, gamma):
 
 @pytest.mark.parametrize("name", ["gpt2", "gpt2-medium"])
 def test_hub_pair_offline_fails_at_once_and_clearly(name, no_network):
-    assert not pairs._hub_reachable() and no_network == []  # offline: the hub is not even probed
+    assert not pairs.hub_reachable() and no_network == []  # offline: the hub is not even probed
     with pytest.raises(PairUnavailable) as err:
         load_pair(name)  # with every connection refused, so nothing can wait on the network
     message = str(err.value)

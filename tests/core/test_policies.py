@@ -19,6 +19,7 @@ from specdec_core.policies import (
     Costs,
     Heuristic,
     Hybrid,
+    Policy,
     confidence,
 )
 from specdec_core.sampling import GREEDY
@@ -35,12 +36,12 @@ SMALL = {
     "heuristic": Heuristic(start_gamma=1, min_gamma=1, max_gamma=3),
     "confidence": ConfidenceStop(threshold=0.75, signal="margin", max_gamma=3),  # the second draft's margin
     # is 0.48..0.99 depending on the first: the stop depends on the drafts
-    "acceptance": AcceptanceDriven(costs=Costs(c=0.3, v=(1.0, 1.3, 1.6)), prior_alpha=0.6, prior_weight=1.0,
+    "acceptance": AcceptanceDriven(costs=Costs(c=0.3, table=(1.0, 1.3, 1.6)), prior_alpha=0.6, prior_weight=1.0,
                                    decay=0.5, max_gamma=3),
 }
-SMALL["hybrid"] = Hybrid(AcceptanceDriven(costs=Costs(c=0.05, v=(1.0, 1.1, 1.2)), prior_alpha=0.8, prior_weight=1.0,
+SMALL["hybrid"] = Hybrid(AcceptanceDriven(costs=Costs(c=0.05, table=(1.0, 1.1, 1.2)), prior_alpha=0.8, prior_weight=1.0,
                                           decay=0.5, max_gamma=3), SMALL["confidence"])  # asks for 2+ drafts
-SMALL["calibrated"] = Calibrated(costs=Costs(c=0.15, v=(1.0, 1.2, 1.4)), edges=(0.7, 0.8, 0.9),
+SMALL["calibrated"] = Calibrated(costs=Costs(c=0.15, table=(1.0, 1.2, 1.4)), edges=(0.7, 0.8, 0.9),
                                  prior_by_bin=(0.3, 0.5, 0.8, 0.95), prior_alpha=0.8, prior_weight=1.0, decay=0.5,
                                  max_gamma=3)  # the second draft's margin (0.48..0.99) decides
 
@@ -192,7 +193,7 @@ def test_same_seed_same_text_and_interleaved_generations_do_not_interact(small_p
     (lambda: ConfidenceStop(threshold=1.5), "threshold"), (lambda: ConfidenceStop(threshold=float("nan")), "threshold"),
     (lambda: ConfidenceStop(signal="entropy"), "signal"), (lambda: ConfidenceStop(max_gamma=0), "max_gamma"),
     (lambda: AcceptanceDriven(decay=1.5), "decay"), (lambda: AcceptanceDriven(prior_alpha=1.0), "prior_alpha"),
-    (lambda: AcceptanceDriven(costs=Costs(c=-1)), "c"), (lambda: Costs(v=(1.0,)), "v"),
+    (lambda: AcceptanceDriven(costs=Costs(c=-1)), "c"), (lambda: Costs(table=(1.0,)), "v"),
     (lambda: Calibrated(edges=(0.5, 0.2), prior_by_bin=(1, 1, 1)), "edges"), (lambda: Calibrated(decay=-0.1), "decay"),
     (lambda: Calibrated(prior_by_bin=(0.5,)), "prior_by_bin"),
 ])
@@ -209,7 +210,7 @@ def test_speculative_generate_rejects_a_bad_gamma(small_pair, gamma):
 
 
 def test_a_policy_asking_for_an_unbounded_gamma_is_refused(small_pair):
-    class Greedy:  # asks for far too many drafts
+    class Greedy(Policy):  # asks for far too many drafts
         name, max_gamma = "too long", 64
 
         def start(self):

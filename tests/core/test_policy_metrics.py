@@ -1,5 +1,6 @@
 """The serving stacks' acceptance metrics, the hindsight oracle and the calibration table on made-up
 rounds; the CLI's --policy and its --json metrics; the shoot-out and the policy race with a policy."""
+import dataclasses
 import json
 import math
 
@@ -48,7 +49,7 @@ def test_acceptance_metrics_follow_the_serving_stacks_definitions():
 
 
 def test_the_oracle_drafts_exactly_what_was_accepted():
-    costs = Costs(c=0.1, v=(1.0, 1.2, 1.4, 1.6, 1.8))
+    costs = Costs(c=0.1, table=(1.0, 1.2, 1.4, 1.6, 1.8))
     tokens = 5 + 2 + 1 + 4
     assert modelled_speedup(ROUNDS, costs) == pytest.approx(tokens / (4 * 0.1 + 1.8 + 4 * 0.1 + 1.8 + 0.3 + 1.4
                                                                       + 0.3 + 1.6))
@@ -74,7 +75,7 @@ def test_cli_takes_a_policy_and_reports_the_metrics(small_pair, monkeypatch, cap
 
     class Pair:  # the CLI loads a named pair; give it the tiny one
         def __init__(self):
-            self.target, self.draft = target, draft
+            self.target, self.draft, self.self_drafters, self.notes = target, draft, {}, []
             self.tokenizer = type("T", (), {"encode": staticmethod(lambda s: [1, 2, 3]),
                                             "decode": staticmethod(lambda ids: " ".join(map(str, ids)))})()
 
@@ -108,8 +109,30 @@ def test_shootout_and_policy_race_accept_a_policy(small_pair):
 
 
 def test_with_costs_replaces_the_planning_profile_only_where_there_is_one():
-    cheap = Costs(c=0.01, v=(1.0, 1.01, 1.02))
+    cheap = Costs(c=0.01, table=(1.0, 1.01, 1.02))
     assert with_costs(POLICIES["acceptance"](), cheap).costs == cheap
     assert with_costs(POLICIES["hybrid"](), cheap).length.costs == cheap
     assert with_costs(POLICIES["calibrated"](), cheap).costs == cheap
     assert with_costs(POLICIES["heuristic"](), cheap) == POLICIES["heuristic"]()
+
+
+def test_costs_are_one_frozen_hashable_type_measured_or_planned():
+    measured_here = Costs.measured(0.010, 0.001, {1: 0.010, 4: 0.016, 8: 0.024})
+    assert hash(measured_here) == hash(Costs.measured(0.010, 0.001, {8: 0.024, 1: 0.010, 4: 0.016}))
+    assert measured_here.c == pytest.approx(0.1) and measured_here.verify_s == {1: 0.010, 4: 0.016, 8: 0.024}
+    assert measured_here.v(3) == pytest.approx(1.6) and measured_here.v(5) == pytest.approx(2.0)  # interpolated
+    assert measured_here.v(20) == pytest.approx(2.4)  # the nearest measured beyond the last
+    planned = measured_here.planning(max_gamma=4)
+    assert planned.table == (1.0, measured_here.v(1), measured_here.v(2), measured_here.v(3), measured_here.v(4))
+    assert planned.target_s is None and planned.v(5) == pytest.approx(2 * planned.v(4) - planned.v(3))  # linear beyond
+    assert Costs.from_profile(measured_here, 4) == planned
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        planned.c = 1.0
+
+
+def test_policies_declare_whether_they_plan_with_costs():
+    planners = {name for name, make in POLICIES.items() if make().plans_with_costs}
+    assert planners == {"acceptance", "hybrid", "calibrated"}
+    cheap = Costs(c=0.01, table=(1.0, 1.01, 1.02))
+    for name, make in POLICIES.items():
+        assert (with_costs(make(), cheap) == make()) == (name not in planners)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from specdec_core import SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
-from specdec_core.drafters import Proposal
+from specdec_core.drafters import Drafter, Proposal
 from specdec_core.pairs import PAIRS, load_pair
 from specdec_core.sampling import GREEDY
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
@@ -96,7 +96,7 @@ def test_samples_follow_the_target(small, exact, kind, tree):
     assert p_value > 1e-3, f"{kind} {'tree' if tree else 'chain'}: chi-square p = {p_value:.2e}"
 
 
-class ClaimsUniformQ:
+class ClaimsUniformQ(Drafter):
     """A broken control: drafts as the Medusa heads do but reports a uniform q, not the distribution
     its drafts were drawn from."""
 

@@ -12,6 +12,7 @@ from specdec_core import (
     tree_generate,
 )
 from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
+from specdec_core.drafters import Drafter
 from specdec_core.lm import CachedLM
 from specdec_core.sampling import to_probs
 from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, TreeRule, tree_size
@@ -37,7 +38,7 @@ def test_tree_pass_sees_only_ancestors_and_cache_keeps_the_path(small_pair, forw
     tokens, parents = [26, 5, 35, 8, 9, 7, 31], [-1, 0, 0, 1, 2, 2, 5]
     lm = CachedLM(target, "transformers" if forward == "transformers forward" else "core")
     lm.prefill(prefix)
-    assert (lm._gpt2 is None) == (forward == "transformers forward")
+    assert lm.lean == (forward == "lean GPT-2 pass")
     logits = lm.extend_tree(tokens[:3], parents[:3])  # a tree fed over two passes
     logits = torch.cat([logits, lm.extend_tree(tokens[3:], parents[3:])])
     for node in range(len(tokens)):  # each row: a plain forward over the prefix and the node's ancestors
@@ -135,11 +136,11 @@ def test_bad_budgets_are_refused(small_pair, budget):
 
 
 def test_a_drafter_without_trees_is_refused(small_pair):
-    class ChainOnly:  # a Drafter whose sessions draft chains only
-        name, vocab_size, context_length = "chain only", None, None
+    class ChainOnly(Drafter):  # a Drafter whose sessions draft chains only: drafts_trees is not declared
+        name = "chain only"
 
         def start(self, vocab):
-            return NgramDrafter().start(vocab).propose  # anything without propose_tree
+            return NgramDrafter().start(vocab)
 
     with pytest.raises(ValueError, match="cannot draft token trees"):
         tree_generate(small_pair[0], ChainOnly(), [1, 2], max_new_tokens=4)

@@ -14,7 +14,8 @@ later result is kept.
 import streamlit as st
 
 from specdec_core.analysis import measure
-from specdec_core.analysis.measure import CostProfile, Measured, PassTimes
+from specdec_core.analysis.measure import Measured, PassTimes
+from specdec_core.costs import Costs
 from specdec_core.pairs import ModelPair
 from ui.server import admission
 from ui.server.models import pair_key
@@ -51,7 +52,7 @@ def pass_times(pair: ModelPair) -> PassTimes:
     return store[key]
 
 
-def cost_profile(pair: ModelPair, draft_label: str | None = None) -> CostProfile:
+def cost_profile(pair: ModelPair, draft_label: str | None = None) -> Costs:
     """c and v(γ) for the pair and one of its drafters (default: the first), from the runs' passes."""
     return pass_times(pair).profile(draft_label or next(iter(pair.drafts)))
 
@@ -71,7 +72,6 @@ def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
 def planning_policy(pair: ModelPair, policy):
     """`policy` planning with this machine's measured c and v(γ) (policies that plan with no costs come
     back as they are, and nothing is measured for them): the core's default costs are one machine's."""
-    from specdec_core.policies import Costs, with_costs
-    if with_costs(policy, Costs()) is policy:
+    if not policy.plans_with_costs:
         return policy
-    return with_costs(policy, Costs.from_profile(cost_profile(pair)))
+    return policy.with_costs(cost_profile(pair).planning())

@@ -84,6 +84,13 @@ def get_pair(name: str, target: str = "", draft: str = "") -> tuple[ModelPair | 
     return None, message
 
 
+def forget_pairs() -> None:
+    """Forget every loaded pair and remembered failure: the next get_pair loads afresh (tests, and an
+    operator who changed the files on disk)."""
+    _load.clear()
+    _failures().clear()
+
+
 def current_pair() -> tuple[ModelPair | None, str | None]:
     """get_pair for the sidebar's current settings."""
     return get_pair(*current().pair_args)

@@ -23,14 +23,14 @@ The modules, in the order a run uses them: plan (settings, rows, prompts), runs 
 the interleaved plan), fit (medians, the cost model fitted to the runs, targets), report (markdown,
 CSV, chart), main (the command line).
 """
-from ...analysis.measure import CostProfile
+from ...costs import Costs
 from .fit import aggregate, best_gamma, check_targets, in_run_fit, time_breakdown
 from .main import add_arguments, main, parse_gammas, run, settings_from_args
 from .plan import PROMPTS_FILE, SAMPLING, TARGETS, Config, Settings, baseline_of, configs, load_prompts, quick_settings
 from .report import markdown_table, report_markdown
 from .runs import PeakMemory, measure_pair, run_one
 
-__all__ = ["CostProfile", "aggregate", "best_gamma", "check_targets", "in_run_fit", "time_breakdown", "add_arguments",
+__all__ = ["Costs", "aggregate", "best_gamma", "check_targets", "in_run_fit", "time_breakdown", "add_arguments",
            "main", "parse_gammas", "run", "settings_from_args", "PROMPTS_FILE", "SAMPLING", "TARGETS", "Config", "Settings",
            "baseline_of", "configs", "load_prompts", "quick_settings", "markdown_table", "report_markdown",
            "PeakMemory", "measure_pair", "run_one"]

@@ -8,11 +8,6 @@ from ...analysis.trees import predicted_speedup
 from .plan import TARGETS, Config, Settings, baseline_of
 
 
-def _mean(xs):
-    xs = list(xs)
-    return sum(xs) / len(xs) if xs else float("nan")
-
-
 def _median(xs):
     xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
     return statistics.median(xs) if xs else float("nan")

@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     costs = Costs.from_profile(cost_profile(pair.target, pair.draft))
     report = {"command": "specdec bench-policies " + " ".join(argv if argv is not None else sys.argv[1:]),
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "tokens": args.tokens,
-              "drafter": args.drafter, "costs": {"c": costs.c, "v": list(costs.v)}, "settings": {}}
+              "drafter": args.drafter, "costs": {"c": costs.c, "v": list(costs.table)}, "settings": {}}
     for t in (float(x) for x in args.temperatures.split(",")):
         sampling = GREEDY if t == 0 else SamplingConfig(t)
         for kind, group in groups.items():

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import torch
 
-from ...analysis.measure import CostProfile, PassTimes, cost_profile, pass_seconds
+from ...analysis.measure import PassTimes, cost_profile, pass_seconds
+from ...costs import Costs
 from ...drafters import ModelDrafter, NgramDrafter
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY
@@ -198,8 +199,8 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
         log(f"[{pair.name}] repetition {rep + 1}/{s.reps} done ({len(runs)}/{total} runs, "
             f"{time.perf_counter() - t0:.0f} s)")
     # Each field's median over the profiles: one profile taken while something else ran cannot skew v.
-    cost = {f: CostProfile(statistics.median(c.target_s for c in cs), statistics.median(c.draft_s for c in cs),
-                           {k: statistics.median(c.verify_s[k] for c in cs) for k in cs[0].verify_s})
+    cost = {f: Costs.measured(statistics.median(c.target_s for c in cs), statistics.median(c.draft_s for c in cs),
+                              {k: statistics.median(c.verify_s[k] for c in cs) for k in cs[0].verify_s})
             for f, cs in costs.items()}
 
     rows = aggregate(runs, plan, cost, s)
