@@ -46,12 +46,12 @@ def worked_example() -> None:
     shared = torch.minimum(p_t, q_t).tolist()
     p, q, beta = p_t.tolist(), q_t.tolist(), sum(shared)
     st.markdown(
-        f"**By hand, with two tokens.** The target says p = ({p[0]:g}, {p[1]:g}), the drafter q = ({q[0]:g}, {q[1]:g}). "
-        f"If the drafter proposed token 2 (q = {q[1]:g}), keep it with min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**; "
-        f"token 1 (q = {q[0]:g}) is kept with min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. On a rejection the "
-        f"corrective token comes from the residual norm(max(0, p − q)) = **({residual[0]:g}, {residual[1]:g})**: "
-        f"always token 1, never the rejected one. A draft from q passes with probability β = Σ min(p, q) = "
-        f"{shared[0]:g} + {shared[1]:g} = **{beta:g}**: β is this one position's acceptance chance.")
+        f"**By hand, with two tokens, A and B.** The target says p = ({p[0]:g}, {p[1]:g}), the drafter q = "
+        f"({q[0]:g}, {q[1]:g}). If the drafter proposed B (q = {q[1]:g}), keep it with min(1, {p[1]:g}/{q[1]:g}) = "
+        f"**{accept[1]:.2f}**; A (q = {q[0]:g}) is kept with min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. After a "
+        f"rejection the corrective token comes from the residual norm(max(0, p − q)) = **({residual[0]:g}, "
+        f"{residual[1]:g})**: always A, never the rejected B. A draft from q passes with probability "
+        f"β = Σ min(p, q) = {shared[0]:g} + {shared[1]:g} = **{beta:g}**: β is this one position's acceptance chance.")
 
 
 worked_example()

@@ -54,7 +54,8 @@ def typed_in_source(source: str) -> list[tuple[int, str]]:
     return found
 
 
-PAGES = [c.path for c in chapters.CHAPTERS]
+# A chapter's folded "Go deeper" sections (ui/sections/) are its prose too.
+PAGES = [c.path for c in chapters.CHAPTERS] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ui" / "sections").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", PAGES)
