@@ -267,10 +267,9 @@ def round_view() -> None:
 
 # --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
 with st.container(key="lesson-demo"):
-    st.caption(f"Real rounds on your prompt, replayed from the sampler's own trace · pair **{pair.name}** · "
-               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed} · {len(result.tokens)} "
-               f"tokens in {len(rounds)} rounds ({result.tokens_per_pass:.2f} tokens per target pass; acceptance "
-               f"rate, accepted ÷ drafted: {result.acceptance_rate:.0%}).")
+    st.caption(f"Real rounds on your prompt · {s.describe_policy(pair, which)} · {s.describe_sampling()} · seed "
+               f"{s.seed}: {len(rounds)} rounds, {result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
+               f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
     round_view()
 st.info("**Try this:** press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform "

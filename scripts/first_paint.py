@@ -8,7 +8,7 @@ the sidebar open, waits until the script has run to the end, and prints per chap
 
 - words: the words of prose visible at first paint in the main area: text that is rendered and visible
   (not inside a collapsed expander, a tab not selected, a popover), anywhere on the page (not only the
-  first 720 px); charts' own text, generated tokens (chips) and formulas left out;
+  first 720 px); charts' own text, generated tokens (chips), formulas and icon names left out;
 - controls: visible buttons, sliders, selects, radios, checkboxes, toggles and inputs in the main area;
 - charts: visible charts in the main area;
 - height: the main area's height in px (how far a teacher scrolls);
@@ -51,7 +51,8 @@ _MEASURE_JS = """([controls, charts, mark]) => {
                      && el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().height > 0;
   const chartSel = charts.map(c => `[data-testid="${c}"]`).join(',');
   // not prose: charts' own text, generated tokens (chips), formulas (KaTeX draws one glyph per span)
-  const skip = 'script,style,noscript,svg,title,.tok-run,.tok-diff,.katex';
+  // nor icons: a material icon is a ligature, its name is text ("lightbulb")
+  const skip = 'script,style,noscript,svg,title,.tok-run,.tok-diff,.katex,[data-testid="stIconMaterial"]';
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
   let words = 0; const parts = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
