@@ -33,9 +33,8 @@ def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, ma
 
 
 st.header("A Round, Token by Token")
-st.markdown("**The idea:** the target keeps each drafted token with probability min(1, p/q), and after the first "
-            "rejection draws from what p has left over, so every token comes out exactly as the target alone would "
-            "have sampled it.")
+st.markdown("**The idea:** the target keeps each draft with probability min(1, p/q) and, at the first rejection, "
+            "draws from what p has left over, so every token comes out exactly as the target alone would sample it.")
 
 
 # --- a worked example: two tokens, computed by the sampler's own functions --------------------------
@@ -46,12 +45,11 @@ def worked_example() -> None:
     shared = torch.minimum(p_t, q_t).tolist()
     p, q, beta = p_t.tolist(), q_t.tolist(), sum(shared)
     st.markdown(
-        f"**By hand, with two tokens, A and B.** The target says p = ({p[0]:g}, {p[1]:g}), the drafter q = "
-        f"({q[0]:g}, {q[1]:g}). If the drafter proposed B (q = {q[1]:g}), keep it with min(1, {p[1]:g}/{q[1]:g}) = "
-        f"**{accept[1]:.2f}**; A (q = {q[0]:g}) is kept with min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. After a "
-        f"rejection the corrective token comes from the residual norm(max(0, p − q)) = **({residual[0]:g}, "
-        f"{residual[1]:g})**: always A, never the rejected B. A draft from q passes with probability "
-        f"β = Σ min(p, q) = {shared[0]:g} + {shared[1]:g} = **{beta:g}**: β is this one position's acceptance chance.")
+        f"**By hand.** Two tokens A and B, p = ({p[0]:g}, {p[1]:g}), q = ({q[0]:g}, {q[1]:g}). Drafted B: keep it with "
+        f"min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**. Drafted A: min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. "
+        f"After a rejection, draw from norm(max(0, p − q)) = **({residual[0]:g}, {residual[1]:g})**: A, never the "
+        f"rejected B. A draft passes with β = Σ min(p, q) = {shared[0]:g} + {shared[1]:g} = **{beta:g}**, this "
+        "position's acceptance chance.")
 
 
 worked_example()
@@ -272,13 +270,13 @@ with st.container(key="lesson-demo"):
                f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
     round_view()
-st.info("**Try this:** press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform "
-        "draws disappear and a draft passes exactly when it is the target's top choice.", icon=":material/lightbulb:")
+st.info("**Try this:** step through one round, then set temperature to 0: the draws u vanish and a draft passes "
+        "exactly when it is the target's top choice.", icon=":material/lightbulb:")
 
 # --- go deeper ------------------------------------------------------------------------------------------
-with st.expander("Go deeper: the rule in full, and why it samples exactly from p"):
+with st.expander("Go deeper: the rule and its proof"):
     round_rule.show()
-with st.expander("Go deeper: who chose this round's γ, and other drafters"):
+with st.expander("Go deeper: who chose γ; other drafters"):
     round_drafting.show(pair)
-with st.expander("Go deeper: one target pass, γ + 1 distributions"):
+with st.expander("Go deeper: one pass, γ + 1 distributions"):
     round_distributions.show(pair, s)
