@@ -265,8 +265,9 @@ def round_view() -> None:
 
 # --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
 with st.container(key="lesson-demo"):
-    st.caption(f"Real rounds on your prompt · {s.describe_policy(pair, which)} · {s.describe_sampling()} · seed "
-               f"{s.seed}: {len(rounds)} rounds, {result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
+    st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
+               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds, "
+               f"{result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
                f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
     round_view()

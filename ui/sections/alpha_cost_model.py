@@ -16,6 +16,11 @@ def show(pair, profile, alpha: float, gamma: int, c_default: float) -> None:
     st.markdown("A round costs γ draft passes, each c of a target pass (c = draft pass ÷ target pass), plus the one "
                 "target pass over γ + 1 positions, v(γ) single passes (The Serial Tax measured v; the paper takes "
                 "v = 1). If each draft is accepted with probability α, independently, a round yields on average:")
+    st.markdown("**Four names, one story.** At one position, a draft from q passes with probability β = Σ min(p, q) "
+                "(A Round worked it by hand). The paper's α is β's expectation over the positions of a text: the α "
+                "of these curves. A run estimates it as *measured α*, the mean of min(1, p/q) over the drafts the "
+                "target judged. The *acceptance rate*, accepted ÷ drafted, is a different ratio: it also counts the "
+                "drafts after a rejection, which were never judged, so it tends to sit below measured α.")
     st.latex(r"E[\text{tokens per target pass}] = \frac{1-\alpha^{\gamma+1}}{1-\alpha}\qquad"
              r"\text{speedup} = \frac{E[\text{tokens}]}{\gamma c + v(\gamma)}\qquad"
              r"\text{the paper: } v = 1")
