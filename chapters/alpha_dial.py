@@ -13,7 +13,6 @@ from ui.widgets import charts
 GAMMA_AXIS = list(range(1, 21))
 TRY_ALPHA = (0.6, 0.95)  # the suggestion: drag α across this range
 ALPHAS = (0.5, 0.6, 0.7, 0.8, 0.9)  # the reference curves drawn in grey
-DRAFTER_COLORS = alpha_measured.DRAFTER_COLORS
 
 s = settings.current()
 pair = models.require_pair()
@@ -63,7 +62,7 @@ def explorer() -> None:
         fig_e.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         fig_s.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         if measured:
-            for (label, res), color in zip(measured["results"].items(), DRAFTER_COLORS):
+            for (label, res), color in zip(measured["results"].items(), alpha_measured.drafter_colors()):
                 g_m = measured["gamma"]
                 fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
                                   marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)))
