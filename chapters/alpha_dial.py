@@ -8,7 +8,7 @@ from specdec_core import theory
 from ui.sections import alpha_by_kind, alpha_cost_model, alpha_measured, alpha_paper, alpha_policies
 from ui.server import measure, models
 from ui.state import settings
-from ui.widgets import charts
+from ui.widgets import charts, layout
 
 GAMMA_AXIS = list(range(1, 21))
 TRY_ALPHA = (0.6, 0.95)  # the suggestion: drag α across this range
@@ -18,7 +18,7 @@ s = settings.current()
 pair = models.require_pair()
 
 st.header("The α Dial")
-st.markdown("**The idea:** how much a round yields depends on α, the chance that the target accepts a draft (its "
+layout.idea("how much a round yields depends on α, the chance that the target accepts a draft (its "
             "average over the text), and on γ, the drafts per round; each draft also costs c, a draft pass as a "
             "fraction of a target pass, so the best γ grows with α.")
 
@@ -33,7 +33,7 @@ st.session_state.setdefault("ad_hw", False)
 
 @st.fragment
 def explorer() -> None:
-    with st.container(key="lesson-demo"):
+    with layout.demo():
         a, g, cc = st.columns(3, vertical_alignment="bottom")
         alpha = a.slider("α (how often a draft is accepted)", 0.0, 0.99, step=0.01, key="ad_alpha")
         gamma = g.slider("γ (drafts per round)", 1, 16, key="ad_gamma")
@@ -91,19 +91,19 @@ def explorer() -> None:
             st.caption("◆ measured on the live pair (at the γ it was run with); dashed: the formula at that drafter's "
                        "measured α. The speedup ◆ is wall-clock on this machine, so compare it with the curve when "
                        "*This machine's v(γ)* is on and c is the drafter's own.")
-    st.info(f"**Try this:** drag α from {TRY_ALPHA[0]} to {TRY_ALPHA[1]} and watch the starred best γ move right; "
-            "then drag c up: every draft costs c, accepted or not, so the best γ falls back.", icon=":material/lightbulb:")
-    with st.expander("Go deeper: the cost model behind the curves, and speedup against c"):
+    layout.try_this(f"drag α from {TRY_ALPHA[0]} to {TRY_ALPHA[1]} and watch the starred best γ move right; "
+                    "then drag c up: every draft costs c, accepted or not, so the best γ falls back.")
+    with layout.deeper("the cost model behind the curves, and speedup against c"):
         alpha_cost_model.show(pair, profile, alpha, gamma, c_default)
 
 
 explorer()
 
-with st.expander("Go deeper: the paper's Table 1, recomputed (and its measured Table 2)"):
+with layout.deeper("the paper's Table 1, recomputed (and its measured Table 2)"):
     alpha_paper.show(pair, s, profile)
-with st.expander("Go deeper: the live pair, measured drafter by drafter"):
+with layout.deeper("the live pair, measured drafter by drafter"):
     alpha_measured.show(pair, s, profile)
-with st.expander("Go deeper: hard tasks have easy stretches — α by kind of text"):
+with layout.deeper("hard tasks have easy stretches — α by kind of text"):
     alpha_by_kind.show(pair, s, profile)
-with st.expander("Go deeper: fixed or adaptive γ — who picks the draft length?"):
+with layout.deeper("fixed or adaptive γ — who picks the draft length?"):
     alpha_policies.show(pair, s, profile)

@@ -47,7 +47,7 @@ def measure_speedup(ids: list[int], progress) -> dict:
 
 
 st.header(layout.TITLE)  # every chapter opens with a header
-st.markdown("**The idea:** a big language model writes one token per full pass, so a small *drafter* guesses the "
+layout.idea("a big language model writes one token per full pass, so a small *drafter* guesses the "
             "next few tokens and the big model (the *target*) checks every guess in **one** pass, keeping exactly "
             "the text it would have written alone.")
 
@@ -55,7 +55,7 @@ st.markdown("**The idea:** a big language model writes one token per full pass, 
 pair, error = models.current_pair()
 s = settings.current()
 problem = h = request = speedup = None  # set below when the pair and the prompt can be used
-with st.container(key="lesson-demo"):
+with layout.demo():
     if pair is None:
         st.warning(f"No live figure: the model pair cannot be loaded here. {error}", icon=":material/cloud_off:")
     else:
@@ -96,15 +96,15 @@ with st.container(key="lesson-demo"):
                        f"params, drafter {pair.draft_params / 1e6:.1f}M) on this machine's {pair.device.upper()}.")
             if speedup:
                 demo.spread_note(speedup, "Wall-clock speedup")
-st.info("**Try this:** set temperature to 0 in the sidebar: the speculative and the plain decoder now produce the "
-        "very same tokens.", icon=":material/lightbulb:")
+layout.try_this("set temperature to 0 in the sidebar: the speculative and the plain decoder now produce the "
+                "very same tokens.")
 
 st.markdown(
     "**An analogy.** A senior architect gives a junior a paragraph to draft, reads it through once, keeps it up to "
     "the first sentence they would have written differently, and writes that one themselves. The signed document "
     "is exactly the architect's; the pace is closer to the junior's.")
 
-with st.expander("Go deeper: the paper's figures"):
+with layout.deeper("the paper's figures"):
     st.caption(f"{layout.paper_badge()} Leviathan, Kalman & Matias, *Fast Inference from Transformers via "
                "Speculative Decoding* (arXiv 2211.17192, ICML 2023): T5-XXL (11B) on one TPU-v4, batch size 1.")
     c = st.columns(4)
@@ -113,7 +113,7 @@ with st.expander("Go deeper: the paper's figures"):
     c[2].metric("Retraining", "none", help="Off-the-shelf checkpoints; no architecture change.")
     c[3].metric("Drafters", "77M–800M", help="T5-small, T5-base and T5-large; T5-small (77M) gave the best speedup.")
 
-with st.expander("Go deeper: where the idea comes from"):
+with layout.deeper("where the idea comes from"):
     for when, what, detail in TIMELINE:
         st.markdown(f"**{when} · {what}** — {detail}")
 

@@ -11,7 +11,7 @@ from specdec_core.analysis.round_stats import measured_alpha
 from ui.sections import race_simulated, race_sweep
 from ui.server import admission, measure, models
 from ui.state import demo, settings
-from ui.widgets import chips
+from ui.widgets import chips, layout
 
 REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration
 REPLAY_FRAMES = 48
@@ -23,7 +23,7 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 st.header("Wall-Clock Race")
-st.markdown("**The idea:** fewer target passes are only a win if the clock agrees: two lanes decode the same request "
+layout.idea("fewer target passes are only a win if the clock agrees: two lanes decode the same request "
             "on this machine, the target alone against drafter and target, and the clock is real.")
 
 profile = measure.cost_profile(pair)
@@ -31,7 +31,7 @@ policy = measure.planning_policy(pair, s.for_drafter(pair).draft_policy)  # plan
 signature = (models.pair_key(pair), s.signature())
 
 # --- the demo: the live race ---------------------------------------------------------------------------
-with st.container(key="lesson-demo"):
+with layout.demo():
     st.caption(f"Target **{pair.target_name}**, drafter **{next(iter(pair.drafts))}**, {s.describe_policy(pair)}, "
                f"{s.describe_sampling()}, seed {s.seed}, {s.max_new_tokens} tokens per lane.")
     start_box = st.container()
@@ -137,17 +137,17 @@ with st.container(key="lesson-demo"):
                           legend=dict(orientation="h", y=-0.25))
         st.plotly_chart(fig, key="race_chart")
         st.session_state["race_alpha_measured"] = round(alpha_live, 2) if alpha_live == alpha_live else None
-st.info("**Try this:** set temperature to 0 in the sidebar and press **Start the race**: the two texts come out "
-        "identical, token for token.", icon=":material/lightbulb:")
+layout.try_this("set temperature to 0 in the sidebar and press **Start the race**: the two texts come out "
+                "identical, token for token.")
 
 # --- go deeper -----------------------------------------------------------------------------------------
-with st.expander("Go deeper: how the race is timed"):
+with layout.deeper("how the race is timed"):
     st.markdown(f"End-of-text does not stop a lane, so both make the same number of tokens. Each press races the two "
                 f"lanes {race.RACE_REPEATS} times, taking turns to go first (up to {race.RACE_MAX_REPEATS} times while "
                 "the races disagree, as on a machine busy with other work, unless classmates' requests are waiting), "
                 "with nothing drawn while a lane is timed; then both lanes of the median race are replayed side by "
                 "side at their measured pace. Both lanes are warmed up first, untimed.")
-with st.expander("Go deeper: the same race simulated, on ideal hardware and on this machine"):
+with layout.deeper("the same race simulated, on ideal hardware and on this machine"):
     race_simulated.show(pair, s, profile, LANE_COLORS)
-with st.expander("Go deeper: a γ sweep, measured speedup against the formula"):
+with layout.deeper("a γ sweep, measured speedup against the formula"):
     race_sweep.show(pair, s, ids, signature, LANE_COLORS)

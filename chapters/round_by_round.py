@@ -33,7 +33,7 @@ def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, ma
 
 
 st.header("A Round, Token by Token")
-st.markdown("**The idea:** the target keeps each draft with probability min(1, p/q) and, at the first rejection, "
+layout.idea("the target keeps each draft with probability min(1, p/q) and, at the first rejection, "
             "draws from what p has left over, so every token comes out exactly as the target alone would sample it.")
 
 
@@ -264,20 +264,20 @@ def round_view() -> None:
 
 
 # --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
-with st.container(key="lesson-demo"):
+with layout.demo():
     st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
                f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds, "
                f"{result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
                f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
     round_view()
-st.info("**Try this:** step through one round, then set temperature to 0: the draws u vanish and a draft passes "
-        "exactly when it is the target's top choice.", icon=":material/lightbulb:")
+layout.try_this("step through one round, then set temperature to 0: the draws u vanish and a draft passes "
+                "exactly when it is the target's top choice.")
 
 # --- go deeper ------------------------------------------------------------------------------------------
-with st.expander("Go deeper: the rule and its proof"):
+with layout.deeper("the rule and its proof"):
     round_rule.show()
-with st.expander("Go deeper: who chose γ; other drafters"):
+with layout.deeper("who chose γ; other drafters"):
     round_drafting.show(pair)
-with st.expander("Go deeper: one pass, γ + 1 distributions"):
+with layout.deeper("one pass, γ + 1 distributions"):
     round_distributions.show(pair, s)

@@ -9,7 +9,7 @@ from specdec_core import autoregressive_generate
 from ui.sections import serial_sweep, serial_verify_factor
 from ui.server import admission, models
 from ui.state import demo, settings
-from ui.widgets import chips
+from ui.widgets import chips, layout
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)
 # Slow motion replays tokens already decoded at full speed, after the generation slot is given back:
@@ -20,11 +20,11 @@ pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
 st.header("The Serial Tax")
-st.markdown("**The idea:** plain decoding pays one full pass of the target model for every token, and no pass can "
+layout.idea("plain decoding pays one full pass of the target model for every token, and no pass can "
             "start before the token of the one before it exists.")
 
 # --- the demo: the target alone, one token per pass ----------------------------------------------------
-with st.container(key="lesson-demo"):
+with layout.demo():
     left, right = st.columns([1, 3], vertical_alignment="center")
     slow = left.toggle("Slow motion", value=True, key="st_slow",
                        help=f"Waits {SLOW_MOTION_S * 1000:.0f} ms after each token so you can watch; the "
@@ -95,11 +95,10 @@ with st.container(key="lesson-demo"):
     else:
         text_box.html(chips.provenance_html(pair.tokenizer, ids, [], []))
         st.caption("Press **Decode** to generate with the target alone.")
-st.info("**Try this:** press **Decode** and watch the pass counter match the token counter: K tokens, K passes.",
-        icon=":material/lightbulb:")
+layout.try_this("press **Decode** and watch the pass counter match the token counter: K tokens, K passes.")
 
 # --- go deeper -----------------------------------------------------------------------------------------
-with st.expander("Go deeper: what one pass over k positions costs, measured here (and why a GPU keeps it flat)"):
+with layout.deeper("what one pass over k positions costs, measured here (and why a GPU keeps it flat)"):
     serial_sweep.show(pair)
-with st.expander("Go deeper: “free” is a fact about GPUs — the verify factor v(γ)"):
+with layout.deeper("“free” is a fact about GPUs — the verify factor v(γ)"):
     serial_verify_factor.show(pair)

@@ -11,7 +11,7 @@ from specdec_core.tree import tree_size
 from ui.sections import trees_best_first, trees_measure, trees_rule
 from ui.server import admission, models
 from ui.state import settings, tree_settings
-from ui.widgets import charts, tables, tree_view
+from ui.widgets import charts, layout, tables, tree_view
 
 VIEW_TOKENS = 24  # tokens of the generation whose rounds are drawn
 PRESETS = ["2,2,1,1", "2,2,2,2", "3,2,1", "4,1,1,1", "1,1,1,1"]
@@ -31,12 +31,12 @@ if not st.session_state.get("tr_initialised"):
     st.session_state["tr_initialised"] = True
 
 st.header("Beyond One Guess: Token Trees")
-st.markdown("**The idea:** a chain of drafts dies at its first wrong token; a *tree* keeps a few alternatives at "
+layout.idea("a chain of drafts dies at its first wrong token; a *tree* keeps a few alternatives at "
             "each depth, and the target checks every branch in the same single pass, still exactly.")
 for message in st.session_state.pop("tr_warnings", []):
     st.warning(message, icon=":material/tune:")
 
-demo_box = st.container(key="lesson-demo")  # the demo: the shape, then one real round drawn as a tree
+demo_box = layout.demo()  # the demo: the shape, then one real round drawn as a tree
 c1, c2 = demo_box.columns([3, 4], vertical_alignment="bottom")
 raw_shape = c1.text_input("Children per depth (the tree's shape)", key="tr_shape",
                           help=f"Comma-separated branching factors, e.g. 2,2,1,1. At most "
@@ -105,13 +105,13 @@ with demo_box:
     next_word = charts.token_label(pair.tokenizer.decode([r.next_token]))
     right.markdown(f"Emitted: {' '.join(words[i] for i in t.path) or '(no draft)'} then **{next_word}** "
                    f"({r.next_kind}). One target pass scored all {len(t.nodes) + 1} positions.")
-st.info("**Try this:** draw a round with the shape 1,1,1,1 (a chain), then 2,2,1,1: count how often the winning path "
-        "leaves the first child.", icon=":material/lightbulb:")
+layout.try_this("draw a round with the shape 1,1,1,1 (a chain), then 2,2,1,1: count how often the winning path "
+                "leaves the first child.")
 
 # --- go deeper -----------------------------------------------------------------------------------------
-with st.expander("Go deeper: the rule that keeps a tree exact"):
+with layout.deeper("the rule that keeps a tree exact"):
     trees_rule.show(s.greedy)
-with st.expander("Go deeper: a best-first tree, grown where the drafter is confident (a node budget)"):
+with layout.deeper("a best-first tree, grown where the drafter is confident (a node budget)"):
     trees_best_first.show()
-with st.expander("Go deeper: does the tree pay? Tree against chain, measured"):
+with layout.deeper("does the tree pay? Tree against chain, measured"):
     trees_measure.show(pair, s, ids, shape, node_budget, n_nodes)

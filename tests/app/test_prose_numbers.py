@@ -12,7 +12,7 @@ from tests.prose import typed_numbers
 from ui.content import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
-PROSE_CALLS = {"markdown", "caption", "write", "info", "success", "warning", "error", "intro", "takeaway"}
+PROSE_CALLS = {"markdown", "caption", "write", "info", "success", "warning", "error", "intro", "takeaway", "idea", "try_this"}
 PAPER_BADGE = "paper_badge"
 MIN_TABLE_PROSE = 40  # module-level strings at least this long are prose (labels and keys are shorter)
 
