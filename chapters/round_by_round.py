@@ -6,7 +6,7 @@ import streamlit as st
 import torch
 
 from specdec_core import drafts_frame, rounds_frame, sampler, speculative_generate
-from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
+from specdec_core.policies import STOP_CONFIDENCE, STOP_GAMMA, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
 from ui.sections import round_distributions, round_drafting, round_rule
 from ui.server import admission, measure, models
@@ -87,8 +87,7 @@ def _text(tokens) -> str:
 
 
 PHASE_TEXT = {
-    "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i. Nothing is "
-             "decided yet.",
+    "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i.",
     "verify": "**2 · Verify.** ONE target pass over the last committed token and all {n} drafts gives p at "
               "{n1} positions. The ratio min(1, p(x)/q(x)) is now known for every draft.",
     "check": "**3 · Judge draft {i}.** {rule}",
@@ -143,12 +142,13 @@ def round_view() -> None:
     b[2].button("Reset", key="rr_reset", icon=":material/restart_alt:", on_click=_reset)
     b[3].markdown(f"**Round {cur.round + 1} of {len(rounds)}** · step {cur.step + 1} of {stepper.steps_in(r)}"
                   + (" · generation complete" if stepper.finished(rounds, cur) else ""))
-    st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}** · drafting stopped because "
-                f"{STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
-                + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
-                   f" for a next draft was under {s.policy_threshold:g})"
-                   if r.draft_stop == STOP_CONFIDENCE and chosen.policy in ("confidence", "hybrid") else "")
-                + ".")
+    # A round that drafted its whole γ needs no reason; one that stopped early says why.
+    why = "" if r.draft_stop == STOP_GAMMA else (
+        f" · drafting stopped because {STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
+        + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
+           f" for a next draft was under {s.policy_threshold:g})"
+           if r.draft_stop == STOP_CONFIDENCE and chosen.policy in ("confidence", "hybrid") else ""))
+    st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}**{why}.")
 
     # What happens at this step, in words.
     if name == "check":
@@ -252,7 +252,7 @@ def round_view() -> None:
     # The text so far and the table of finished rounds.
     done = stepper.rounds_completed(rounds, cur)
     upto = rounds[done - 1].position + len(rounds[done - 1].emitted) if done else 0
-    st.markdown("**The text so far**, coloured by where each token came from:")
+    st.markdown("**The text so far:**")
     chips.show(chips.provenance_html(pair.tokenizer, ids, result.tokens[:upto], result.token_kinds[:upto]))
     if done:
         table = rounds_frame(rounds[:done])

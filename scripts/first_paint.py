@@ -52,7 +52,7 @@ _MEASURE_JS = """([controls, charts, mark]) => {
   const chartSel = charts.map(c => `[data-testid="${c}"]`).join(',');
   // not prose: charts' own text, generated tokens (chips), formulas (KaTeX draws one glyph per span)
   // nor icons: a material icon is a ligature, its name is text ("lightbulb")
-  const skip = 'script,style,noscript,svg,title,.tok-run,.tok-diff,.katex,[data-testid="stIconMaterial"]';
+  const skip = 'script,style,noscript,svg,title,.tok-run,.tok-diff,.katex,[data-testid*="Icon"],.material-symbols-rounded';
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
   let words = 0; const parts = [];
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -119,8 +119,9 @@ def open_chapter(browser, base: str, chapter, screenshot: Path | None = None) ->
         page.goto(chapter_url(base, chapter), wait_until="domcontentloaded")
         page.wait_for_selector('[data-testid="stMain"] [data-testid="stHeading"], [data-testid="stMain"] h1',
                                timeout=SCRIPT_TIMEOUT_MS)
+        serve.wait_idle(page, SCRIPT_TIMEOUT_MS)
+        load = time.monotonic() - start  # to the end of the first script run
         settle(page)
-        load = time.monotonic() - start
         m = measure(page)
         m["load_s"] = round(load, 1)
         if screenshot:
