@@ -11,6 +11,10 @@ from ui.widgets import layout
 HEADLINE_TOKENS = headline_mod.HEADLINE_TOKENS
 headline = headline_mod.headline
 
+# The last row's claim about the serving stacks, checked in their code: vLLM's drafters live in
+# vllm-project/vllm vllm/v1/spec_decode/ (eagle.py, medusa.py, ngram_proposer.py) beside its paged KV cache
+# (vllm/v1/core/kv_cache_manager.py); TensorRT-LLM's in NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/
+# (eagle3.py, mtp.py, ngram.py) beside its paged KV cache and in-flight batching.
 TIMELINE = [
     ("1960s →", "Speculative execution in processors",
      "Machines such as IBM's Stretch (1961) already fetched ahead past a branch on a guess and undid the work "

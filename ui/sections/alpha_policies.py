@@ -18,7 +18,9 @@ def show(pair, s, profile) -> None:
     # Who sets γ, checked against the peers' code:
     # - vLLM: `num_speculative_tokens` in the speculative config; its dynamic speculative decoding
     #   (`num_speculative_tokens_per_batch_size`, a batch-size -> γ table; vllm-project/vllm PR #32374, merged).
-    #   The acceptance/goodput-driven length of RFC #4565 was closed unmerged.
+    #   The acceptance/goodput-driven length of RFC #4565 was closed unmerged. vllm/v1/spec_decode/draft_length_policy.py
+    #   (ConfidenceThresholdPolicy, `draft_confidence_threshold`, DISCO-style early exit) has since appeared in the
+    #   repository; which release ships it was not checked, hence "mainly" below.
     # - TensorRT-LLM: `max_draft_len` in the decoding config, and `draft_len_schedule` (batch-size thresholds -> draft
     #   length) read by the Drafter base class (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/speculative/drafter.py).
     # - transformers: AssistedCandidateGenerator.update_candidate_strategy, `num_assistant_tokens_schedule="heuristic"`
@@ -30,7 +32,7 @@ def show(pair, s, profile) -> None:
         "The best γ of the curves at the top assumes one α for the whole text, but β changes from position to "
         "position: a stage direction or a repeated refrain is easy to guess, a fresh line of verse is not. So some "
         "decoders adapt γ to the text as they go: transformers' assisted generation and llama.cpp do. The big "
-        "serving stacks, vLLM and TensorRT-LLM, instead set γ by configuration, optionally from a table keyed by "
+        "serving stacks, vLLM and TensorRT-LLM, set γ mainly by configuration, optionally from a table keyed by "
         "the *batch size* (how many requests the server decodes together in one pass), shrinking γ as the batch "
         "grows, because a busy accelerator has less idle arithmetic left for drafts. Here the fixed γ values race "
         "five adaptive policies on the same prompts, with the same exact rule (so every one of them still produces "

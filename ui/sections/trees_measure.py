@@ -94,4 +94,4 @@ def show(pair, s, ids, shape, node_budget, n_nodes) -> None:
             f"tokens per pass beats that ratio ({v_tree / v_chain:.2f} here). On a GPU a pass over a few dozen "
             "positions costs about the same as one (the weights are read once and the arithmetic units sit idle "
             "at one position), so the ratio is close to 1 and nearly any gain is a speedup: that is why SpecInfer, "
-            "Medusa and EAGLE-2 (the best-first tree above) use trees.")
+            "Medusa (the next chapter) and EAGLE-2 (the best-first tree above) use trees.")
