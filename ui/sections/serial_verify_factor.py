@@ -15,6 +15,12 @@ def show(pair) -> None:
         "ride along on arithmetic that would otherwise sit idle. Here the factor is measured instead: "
         "**v(γ)** = one pass over γ + 1 positions ÷ one pass over 1. When v(γ) grows with γ, every round costs more "
         "than the paper's model says and the speedup is smaller; the algorithm and its exactness are unchanged.")
+    # The server's cost profile is measured once per process, by short runs: the first chapter to need it pays.
+    # This fold does not make a first paint pay for it.
+    if not st.toggle("Show this machine's v(γ)", key="st_vf"):
+        st.caption("Turn it on to draw v(γ) from this server's measured pass costs (measured once per server "
+                   "process; the first time takes a few seconds).")
+        return
     V_GAMMAS = list(range(1, 17))
     profile = measure.cost_profile(pair)
     fig = go.Figure()
