@@ -1,4 +1,6 @@
 """Small layout conventions every chapter follows, and the few style rules the theme cannot set."""
+import re
+
 import streamlit as st
 
 TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
@@ -59,10 +61,11 @@ def try_this(text: str) -> None:
     st.info(f"**Try this:** {text}", icon=":material/lightbulb:")
 
 
-def deeper(label: str):
+def deeper(label: str, key: str | None = None):
     """A folded "Go deeper" section (use as `with layout.deeper("…"):`). Its body runs even while closed: keep
-    costly work in it behind a button or a toggle."""
-    return st.expander(f"Go deeper: {label}")
+    costly work in it behind a button or a toggle. Its key (by default from its label) keeps its identity across
+    reruns, so a fold the reader opened stays open when a button inside it reruns the page."""
+    return st.expander(f"Go deeper: {label}", key=key or "deeper_" + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:60])
 
 
 def intro(seeing: str, try_this: str) -> None:
