@@ -60,20 +60,29 @@ def _student_votes(rng: random.Random, change: float) -> list[int]:
     return [first]
 
 
-def _worker(url, code, n_students, seed, change, barrier, results, timeout):
-    """One process's students: join, vote in round 1, wait for the revote, vote in round 2."""
+def _worker(url, code, n_students, seed, change, spread, barrier, results, timeout):
+    """One process's students: join, vote in round 1, wait for the revote, vote in round 2. With `spread`
+    seconds, each of the three phases is paced over about a third of it (0: everyone at once)."""
     out = {"join": [], "vote": [], "last": {r: [] for r in ROUNDS}, "votes": 0, "errors": []}
     try:
         store = Store(url, Bank(()))  # workers never create a class: no bank needed
         rng = random.Random(seed)
+        gap = spread / (len(ROUNDS) + 1) / max(1, n_students)
+
+        def pause():
+            if gap:
+                time.sleep(rng.uniform(0, 2 * gap))
+
         barrier.wait(timeout)  # every process starts at once
         ids = []
         for _ in range(n_students):
+            pause()
             start = time.perf_counter()
             ids.append(store.join(code))
             out["join"].append(time.perf_counter() - start)
         for round in ROUNDS:
             for sid in ids:
+                pause()
                 sent = _student_votes(rng, change)
                 for option in sent:
                     start = time.perf_counter()
@@ -92,8 +101,10 @@ def _worker(url, code, n_students, seed, change, barrier, results, timeout):
 
 
 def run_room(url: str, students: int = 60, processes: int = 5, change: float = 0.3, seed: int = 0,
-             timeout: float = 60.0) -> Report:
-    """Run a room on the store at `url`; returns its Report. The teacher and projector are this process."""
+             spread: float = 0.0, timeout: float = 60.0) -> Report:
+    """Run a room on the store at `url`; returns its Report. The teacher and projector are this process.
+    `change`: the share of students who change their vote in a round; `spread`: seconds over which the
+    joins and both rounds' votes are paced (0: all at once, the worst case)."""
     store = Store(url, bank_from([QUESTION]))
     info = store.create_class([QUESTION["id"]])
     report = Report(students, processes)
@@ -102,7 +113,8 @@ def run_room(url: str, students: int = 60, processes: int = 5, change: float = 0
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per worker, as a separate server would be
     barrier, results = ctx.Barrier(processes + 1), ctx.Queue()
     shares = [students // processes + (i < students % processes) for i in range(processes)]
-    workers = [ctx.Process(target=_worker, args=(url, info.code, n, seed * 1000 + i, change, barrier, results, timeout))
+    workers = [ctx.Process(target=_worker, args=(url, info.code, n, seed * 1000 + i, change, spread, barrier, results,
+                                                      timeout))
                for i, n in enumerate(shares)]
     for w in workers:
         w.start()
