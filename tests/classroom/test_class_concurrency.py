@@ -73,3 +73,29 @@ def test_without_the_unique_key_a_changed_vote_counts_twice(store):
         counted = conn.execute(select(func.count()).select_from(keyless)).scalar()
         keyless.drop(conn)
     assert counted == 2  # one student, two votes counted
+
+
+def test_a_flood_from_many_connections_at_once_still_stops_at_the_limit(store):
+    """One student's votes racing on 3 × VOTE_BURST connections: exactly VOTE_BURST pass (the student's row
+    is locked while its window is read and written, so no two votes both see room for one more)."""
+    info = store.create_class(["q-four"])
+    sid = store.join(info.code)
+    store.open_vote(info.code, info.teacher_key, "q-four")
+    start, outcomes = threading.Barrier(3 * store_module.VOTE_BURST), []
+
+    def flood(i):
+        start.wait(30)
+        try:
+            store.vote(info.code, sid, "q-four", i % 4)
+            outcomes.append("ok")
+        except store_module.TooManyRequests:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=flood, args=(i,)) for i in range(3 * store_module.VOTE_BURST)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert outcomes.count("ok") == store_module.VOTE_BURST
+    assert outcomes.count("refused") == 2 * store_module.VOTE_BURST
+    assert sum(store.tally(info.code, "q-four").values()) == 1
