@@ -65,8 +65,12 @@ class Store:
         self.engine = make_engine(url)
         self.bank = bank
         self.clock = clock  # seconds since the epoch; tests pass their own
-        with self._write() as conn:
-            ensure_schema(conn)
+        try:
+            with self._write() as conn:
+                ensure_schema(conn)
+        except BaseException:
+            self.engine.dispose()  # a refused database (say, a newer schema) keeps no connection open
+            raise
 
     @contextmanager
     def _transaction(self, write: bool):
