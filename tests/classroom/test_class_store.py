@@ -202,3 +202,30 @@ def test_the_stored_hash_is_not_the_key(store):
     with store.engine.connect() as conn:
         stored = conn.execute(select(classes.c.teacher_hash)).scalar()
     assert stored != info.teacher_key and len(stored) == 64
+
+
+def test_a_taken_code_is_drawn_again(store, monkeypatch):
+    first = store.create_class(["q-two"])
+    draws = iter([first.code, first.code, "ABCDEF"])
+    monkeypatch.setattr(codes, "new_code", lambda: next(draws))
+    assert store.create_class(["q-two"]).code == "ABCDEF"
+    monkeypatch.setattr(codes, "new_code", lambda: first.code)
+    before = snapshot(store)
+    with pytest.raises(classroom.TooManyRequests):
+        store.create_class(["q-two"])
+    assert snapshot(store) == before
+
+
+def test_an_older_schema_is_upgraded_in_place(url, bank, monkeypatch):
+    from classroom import schema
+    classroom.open_store(url, bank=bank).close()  # a version-1 database
+    steps = []
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(schema.UPGRADES, 1, lambda conn: steps.append(conn.dialect.name))
+    store = classroom.open_store(url, bank=bank)
+    with store.engine.connect() as conn:
+        assert conn.execute(select(schema.schema_version.c.version)).scalar() == 2
+    assert len(steps) == 1
+    store.close()
+    classroom.open_store(url, bank=bank).close()  # already upgraded: no step runs again
+    assert len(steps) == 1
