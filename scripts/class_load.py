@@ -30,6 +30,7 @@ LOCAL_HOSTS = {None, "", "localhost", "127.0.0.1", "::1"}
 
 
 def bounded(low, high):
+    """An argparse type: a number of low's type within [low, high]."""
     def parse(text):
         value = type(low)(text)
         if not low <= value <= high:
