@@ -29,8 +29,10 @@ def driver_url(url: str):
     """`url` parsed, with a plain postgresql:// (or postgres://) URL mapped to the psycopg driver."""
     try:
         parsed = make_url(url)
-    except (ArgumentError, TypeError, ValueError) as err:
-        raise BadInput(f"not a database URL: {str(url)[:80]!r}") from err
+    except (ArgumentError, TypeError, ValueError):
+        # Not echoed: a mistyped URL may still hold a password.
+        raise BadInput("SPECDEC_CLASS_DB (or the URL given) is not a database URL, e.g. "
+                       "sqlite:///path/to/classroom.sqlite3 or postgresql://user@host/dbname") from None
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
