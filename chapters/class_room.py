@@ -30,9 +30,10 @@ KEY_FILE_MAX = 2048  # bytes of a teacher-key file
 PARAMS = ("join", "code", "view", "student")
 FALLBACK_URL = "http://localhost:8501/class"
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>&$:])")
-STUDENT_STYLE = """<style>
+ROOM_STYLE = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stSidebarNav"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 4rem; }
 [class*="st-key-cm_opt_"] button { min-height: 3.6rem; justify-content: flex-start; text-align: left; }
 [class*="st-key-cm_opt_"] button p { font-size: 1.15rem; }
 .st-key-cm_join button { min-height: 3.6rem; }
@@ -157,17 +158,19 @@ def right_option(q, code: str) -> int | None:
     return q.answer
 
 
-def show_results(q, s, *, big: bool, key: str) -> None:
+def show_results(q, s, *, big: bool, key: str, height: int = 380) -> None:
     """The histogram of the current question (both rounds side by side after a revote), and the right
     answer once the room may see it."""
     rounds = rounds_of(s)
     shown = q.id in room(s.code)["answer_shown"] or (s.round or 1) >= 2
     right = right_option(q, s.code) if shown else None
-    fig = class_views.histogram(q.options, rounds, right=right, height=380 if big else 300)
-    st.plotly_chart(fig, key=key, config={"displayModeBar": False}, use_container_width=True)
     summary = "; ".join(f"{class_views.round_name(r)}: " + ", ".join(
         f"{class_views.letter(i)} {n}" for i, n in counts.items()) for r, counts in rounds.items())
-    st.caption(f"Counts per option, never names. {summary}.")
+    fig = class_views.histogram(q.options, rounds, right=right, height=height, big=big)
+    st.plotly_chart(fig, key=key, config={"displayModeBar": False}, width="stretch",
+                    alt=f"Votes per option. {summary}.")
+    st.caption("Counts per option, never names" + ("; ✓ marks the right answer." if right is not None else ".") +
+               f" {summary}.")
     verdict = room(s.code)["verdicts"].get(q.id)
     if verdict:
         st.success(f"**The demo decided: {class_views.letter(verdict[0])}.** {plain(verdict[1])}",
@@ -180,11 +183,10 @@ def show_results(q, s, *, big: bool, key: str) -> None:
 def status_line(s) -> str:
     if s.question_id is None:
         return "Waiting for the first question."
-    n = s.round or 1
-    vote = class_views.round_name(n).lower()
+    vote = "Second vote" if (s.round or 1) == 2 else class_views.round_name(s.round or 1)
     if s.open:
-        return f"The {vote} is open."
-    return f"The {vote} is closed" + (": the answers are on the screen." if s.revealed else ".")
+        return f"{vote}: open."
+    return f"{vote}: closed" + ("; the counts are on the screen." if s.revealed else ".")
 
 
 # --- the teacher ----------------------------------------------------------------------------------------
@@ -328,37 +330,32 @@ def class_panel(code: str, key: str) -> None:
 
 
 def controls(code, key, s, q, ids, current) -> None:
-    """The buttons that move the class on, for the selected question's state."""
-    c = st.columns(4)
+    """The buttons that move the class on, for the selected question's state, left to right."""
     n = s.round or 1
+    buttons = []  # (label, key, callback, args, primary, icon)
     if not current or s.round is None:
-        c[0].button("Open the vote", key="cm_open", type="primary", icon=":material/how_to_vote:",
-                    on_click=act, args=(store().open_vote, code, key, q.id, 1))
+        buttons.append(("Open the vote", "cm_open", act, (store().open_vote, code, key, q.id, 1), True, "how_to_vote"))
     elif s.open:
-        c[0].button("Close the vote", key="cm_close", icon=":material/lock:", on_click=act,
-                    args=(store().close_vote, code, key))
-        c[1].button("Close and reveal", key="cm_reveal", type="primary", icon=":material/bar_chart:", on_click=act,
-                    args=(store().reveal, code, key))
+        buttons.append(("Close the vote", "cm_close", act, (store().close_vote, code, key), False, "lock"))
+        buttons.append(("Close and reveal", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart"))
     elif not s.revealed:
-        c[0].button("Reveal the answers", key="cm_reveal", type="primary", icon=":material/bar_chart:", on_click=act,
-                    args=(store().reveal, code, key))
-        c[1].button("Reopen the vote", key="cm_reopen", icon=":material/lock_open:", on_click=act,
-                    args=(store().open_vote, code, key, q.id, n))
+        buttons.append(("Reveal the answers", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart"))
+        buttons.append(("Reopen the vote", "cm_reopen", act, (store().open_vote, code, key, q.id, n), False, "lock_open"))
     else:
         if n == 1:
-            c[0].button("Second vote, after discussion", key="cm_revote", type="primary", icon=":material/forum:",
-                        on_click=act, args=(store().open_vote, code, key, q.id, 2),
-                        help="Opens a second vote on the same question; the first vote's counts are kept.")
-        c[1].button("Hide the answers", key="cm_hide", icon=":material/visibility_off:", on_click=act,
-                    args=(store().hide, code, key))
+            buttons.append(("Second vote, after discussion", "cm_revote", act, (store().open_vote, code, key, q.id, 2),
+                            True, "forum"))
+        buttons.append(("Hide the answers", "cm_hide", act, (store().hide, code, key), False, "visibility_off"))
         shown = room(code)["answer_shown"]
         if q.id not in shown and n < 2 and right_option(q, code) is not None:
-            c[2].button("Show the right answer", key="cm_show_answer", icon=":material/check_circle:",
-                        on_click=shown.add, args=(q.id,))
+            buttons.append(("Show the right answer", "cm_show_answer", shown.add, (q.id,), False, "check_circle"))
     position = ids.index(q.id)
     if current and position + 1 < len(ids) and s.round is not None and not s.open:
-        c[3].button("Next question", key="cm_next", icon=":material/arrow_forward:", on_click=next_question,
-                    args=(code, key, ids[position + 1]))
+        buttons.append(("Next question", "cm_next", next_question, (code, key, ids[position + 1]), False,
+                        "arrow_forward"))
+    for column, (label, widget_key, callback, args, primary, icon) in zip(st.columns(4), buttons):
+        column.button(label, key=widget_key, on_click=callback, args=args, type="primary" if primary else "secondary",
+                      icon=f":material/{icon}:", width="stretch")
 
 
 @st.fragment(run_every=POLL_S)
@@ -401,7 +398,7 @@ def demo_panel(code: str, q) -> None:
 # --- a student ------------------------------------------------------------------------------------------
 
 def student_view(code: str, student_param: str | None) -> None:
-    st.html(STUDENT_STYLE)
+    st.html(ROOM_STYLE)
     s, error = attempt(store().state, code)
     if error:
         st.error(error, icon=":material/pin:")
@@ -416,7 +413,7 @@ def student_view(code: str, student_param: str | None) -> None:
     if sid is None:
         st.subheader(f"Join class {code[:3]} {code[3:]}")
         st.markdown("No name, no account: you get an anonymous place in the vote.")
-        if st.button("Join", key="cm_join", type="primary", use_container_width=True, icon=":material/login:"):
+        if st.button("Join", key="cm_join", type="primary", width="stretch", icon=":material/login:"):
             sid, error = attempt(store().join, code)
             if error:
                 st.error(error)
@@ -449,16 +446,17 @@ def student_live(code: str, sid: str) -> None:
         return
     q = store().bank.get(s.question_id)
     n = s.round or 1
-    st.html(class_views.question_html(q.prompt, q.options, big=False))
+    # While the vote is open the buttons are the options; afterwards the list explains the histogram's letters.
+    st.html(class_views.question_html(q.prompt, () if s.open else q.options, big=False))
     mine = st.session_state.get(f"cm_mine_{code}_{q.id}_{n}")
     if n >= 2 and s.open:
         st.markdown("**Second vote, after discussion:** answer again, even if you keep your first answer.")
     if s.open:
         for i, option in enumerate(q.options):
             chosen = mine == i
-            st.button(f"{class_views.letter(i)}  {option}" + ("  ✓ your answer" if chosen else ""),
+            st.button(f"**{class_views.letter(i)}** · {plain(option)}" + ("  ✓ your answer" if chosen else ""),
                       key=f"cm_opt_{q.id}_{n}_{i}", type="primary" if chosen else "secondary",
-                      use_container_width=True, on_click=cast, args=(code, sid, q.id, n, i))
+                      width="stretch", on_click=cast, args=(code, sid, q.id, n, i))
     if error := st.session_state.pop("cm_vote_error", None):
         st.error(error)
     if mine is not None:
@@ -469,15 +467,21 @@ def student_live(code: str, sid: str) -> None:
                    "replaces it.")
     if not s.open:
         if s.revealed:
-            show_results(q, s, big=False, key="cm_student_hist")
+            show_results(q, s, big=False, key="cm_student_hist", height=320)
         else:
             st.info("The vote is closed. Look at the screen at the front.", icon=":material/lock:")
 
 
 # --- the projector -------------------------------------------------------------------------------------
 
+PROJECTOR_STYLE = """<style>
+[data-testid="stHeader"] { display: none; }
+[data-testid="stMainBlockContainer"] { padding-top: 1.5rem !important; }
+</style>"""
+
+
 def projector_view(code: str) -> None:
-    st.html(STUDENT_STYLE)  # no sidebar: the room sees no controls
+    st.html(ROOM_STYLE + PROJECTOR_STYLE)  # no sidebar, no menu: the room sees no controls, and room for the counts
     s, error = attempt(store().state, code)
     if error:
         st.error(error, icon=":material/pin:")
@@ -485,8 +489,16 @@ def projector_view(code: str) -> None:
     left, right = st.columns([2, 3], vertical_alignment="top", gap="large")
     with left:
         st.html(class_views.join_panel_html(code, join_link(code), big=False))
+        projector_joined(code)
     with right:
         projector_live(code)
+
+
+@st.fragment(run_every=POLL_S)
+def projector_joined(code: str) -> None:
+    s, _ = attempt(store().state, code)
+    if s is not None and s.question_id is not None:
+        st.metric("Students joined", s.students)
 
 
 @st.fragment(run_every=POLL_S)
@@ -495,17 +507,18 @@ def projector_live(code: str) -> None:
     if error:
         st.error(error)
         return
-    st.metric("Students joined", s.students)
     if s.question_id is None:
+        st.metric("Students joined", s.students)
         st.markdown("### Join now: the first question comes up here.")
         return
     q = store().bank.get(s.question_id)
     position = s.question_ids.index(q.id) + 1 if q.id in s.question_ids else 1
-    st.caption(f"Question {position} of {len(s.question_ids)} · {status_line(s)}")
-    st.html(class_views.question_html(q.prompt, q.options, big=True))
-    st.markdown(f"## {s.answers} answer{'s' * (s.answers != 1)} in")
-    if s.revealed:
-        show_results(q, s, big=True, key="cm_projector_hist")
+    st.markdown(f"**Question {position} of {len(s.question_ids)}** · {status_line(s)}")
+    st.html(class_views.question_html(q.prompt, q.options, big=not s.revealed))
+    if s.revealed:  # the counts must fit the first screen of a 1280×720 projector, beside the QR code
+        show_results(q, s, big=True, key="cm_projector_hist", height=330)
+    else:
+        st.markdown(f"## {s.answers} answer{'s' * (s.answers != 1)} in")
 
 
 # --- the page ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from ui.widgets import palette
 LETTERS = "ABCDEFGH"  # option labels: a room says "B", not "the second one"
 ROUND_NAMES = {1: "First vote", 2: "Second vote, after discussion"}
 ROUND_STYLE = {1: ("bonus", ""), 2: ("corrective", "/")}  # (palette role, bar pattern): hatched = second vote
-QR_PX = 280  # on a 1280×720 projector: about a fifth of the screen's width, scannable from the back rows
+QR_PX = 260  # on a 1280×720 projector: a fifth of the screen's width, scannable from the middle rows
 
 
 def letter(i: int) -> str:
@@ -27,32 +27,27 @@ def round_name(r: int) -> str:
     return ROUND_NAMES.get(r, f"Vote {r}")
 
 
-def qr_svg(link: str) -> str:
-    """The join link as an inline SVG QR code, dark on white in either theme (scanners need that),
-    with a title for screen readers. segno escapes nothing itself, so the title is fixed text."""
-    qr = segno.make(link, error="m")
-    return qr.svg_inline(scale=1, dark="#000000", light="#FFFFFF", border=2, omitsize=True,
-                         title="QR code of the join link", svgclass="cm-qr-svg")
+def qr_data_uri(link: str) -> str:
+    """The join link as a QR code: an SVG data URI, dark on white in either theme (scanners need that).
+    An inline <svg> drew nothing inside st.html in Chromium; an <img> does."""
+    return segno.make(link, error="m").svg_data_uri(scale=1, dark="#000000", light="#FFFFFF", border=2)
 
 
 def join_panel_html(code: str, link: str, *, big: bool = True) -> str:
-    """The join code in letters a back row can read, the QR code and the link. `big`: projector size."""
-    code_size, link_size, qr_px = ("5.5rem", "1.5rem", QR_PX) if big else ("2.6rem", "1.05rem", 180)
+    """The join code in letters a back row can read, the QR code and the link. `big`: the teacher's
+    screen (code beside the QR code); otherwise the projector's column (code under the QR code)."""
+    code_size, link_size, qr_px = ("5.5rem", "1.5rem", QR_PX) if big else ("4.2rem", "1.2rem", 230)
     spaced = f"{code[:3]} {code[3:]}" if len(code) == 6 else code
-    svg = qr_svg(link).replace("<svg ", '<svg width="100%" height="100%" aria-hidden="true" ', 1)
     return (
-        f'<div class="cm-join" style="display:flex;gap:2rem;align-items:center;flex-wrap:wrap">'
-        f'<div style="width:{qr_px}px;height:{qr_px}px;flex:none;background:#FFFFFF;padding:4px;border-radius:6px">'
-        f'<div role="img" aria-label="QR code of the join link" style="width:100%;height:100%">'
-        f'{svg}'
-        f'</div></div>'
+        f'<div class="cm-join" style="display:flex;gap:1.2rem 2rem;align-items:center;flex-wrap:wrap">'
+        f'<img src="{html.escape(qr_data_uri(link))}" alt="QR code of the join link" width="{qr_px}" '
+        f'height="{qr_px}" style="flex:none;background:#FFFFFF;border-radius:6px;image-rendering:pixelated">'
         f'<div style="min-width:0">'
-        f'<div style="font-size:1.4rem">Join on your phone: scan the code, or go to</div>'
+        f'<div style="font-size:1.3rem">Join on your phone: scan the code, or go to</div>'
         f'<div style="font-size:{link_size};font-weight:600;overflow-wrap:anywhere">{html.escape(link)}</div>'
-        f'<div style="font-size:1.4rem;margin-top:.6rem">Class code</div>'
-        f'<div class="cm-code" aria-label="class code {html.escape(" ".join(code))}" '
-        f'style="font-size:{code_size};line-height:1.05;font-weight:800;letter-spacing:.12em;'
-        f'font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace">{html.escape(spaced)}</div>'
+        f'<div style="font-size:1.3rem;margin-top:.5rem">Class code</div>'
+        f'<div class="cm-code" style="font-size:{code_size};line-height:1.05;font-weight:800;letter-spacing:.1em;'
+        f'white-space:nowrap;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace">{html.escape(spaced)}</div>'
         f'</div></div>')
 
 
@@ -67,10 +62,10 @@ def question_html(prompt: str, options: tuple[str, ...], *, big: bool = True) ->
 
 
 def histogram(options: tuple[str, ...], rounds: dict[int, dict[int, int]], right: int | None = None,
-              height: int = 380) -> go.Figure:
+              height: int = 380, big: bool = True) -> go.Figure:
     """Counts per option, one group of bars per option, one bar per round (side by side). Each bar
     carries its count as text; the second round is hatched; `right` marks that option's label with ✓."""
-    labels = [letter(i) + (" ✓ right" if i == right else "") for i in range(len(options))]
+    labels = [letter(i) + (" ✓" if i == right else "") for i in range(len(options))]
     fig = go.Figure()
     top = max([n for counts in rounds.values() for n in counts.values()] + [1])
     for r in sorted(rounds):
@@ -79,7 +74,7 @@ def histogram(options: tuple[str, ...], rounds: dict[int, dict[int, int]], right
         role, shape = ROUND_STYLE.get(r, ("accepted", "x"))
         fig.add_bar(x=labels, y=counts, name=f"{round_name(r)} ({total} answer{'s' * (total != 1)})",
                     text=[str(n) for n in counts], textposition="outside", cliponaxis=False,
-                    textfont=dict(size=20), marker=dict(color=palette.color(role),
+                    textfont=dict(size=20 if big else 16, color=palette.color("ink")), marker=dict(color=palette.color(role),
                                                          pattern=dict(shape=shape, fgcolor=palette.color("ink"),
                                                                       solidity=0.25)),
                     customdata=[html.escape(o) for o in options],
@@ -87,6 +82,7 @@ def histogram(options: tuple[str, ...], rounds: dict[int, dict[int, int]], right
     fig.update_layout(barmode="group", height=height, margin=dict(t=30, b=10, l=10, r=10),
                       yaxis=dict(title="students", rangemode="tozero", range=[0, top * 1.25 + 0.5],
                                  dtick=max(1, round(top / 5))),
-                      xaxis=dict(tickfont=dict(size=22)), legend=dict(orientation="h", y=-0.18, font=dict(size=15)),
+                      xaxis=dict(tickfont=dict(size=22 if big else 18)),
+                      legend=dict(orientation="h", y=-0.18, font=dict(size=15 if big else 13)),
                       showlegend=True)
     return fig
