@@ -30,10 +30,13 @@ KEY_FILE_MAX = 2048  # bytes of a teacher-key file
 PARAMS = ("join", "code", "view", "student")
 FALLBACK_URL = "http://localhost:8501/class"
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>&$:])")
+# The room's views poll every POLL_S: Streamlit fades an element while its fragment reruns, which on a
+# busy server made a phone's buttons and messages flash to 2:1 contrast every poll. They stay as they are.
 ROOM_STYLE = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stSidebarNav"] { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 4rem; }
+[data-stale="true"] { opacity: 1 !important; transition: none !important; }
 [class*="st-key-cm_opt_"] button { min-height: 3.6rem; justify-content: flex-start; text-align: left; }
 [class*="st-key-cm_opt_"] button p { font-size: 1.15rem; }
 .st-key-cm_join button { min-height: 3.6rem; }
