@@ -4,6 +4,7 @@ would), some changing their vote, while the teacher opens round 1, closes it, op
 and the projector polls the tally. Bounded: every wait has a timeout and every worker a deadline.
 """
 import multiprocessing
+import queue
 import random
 import statistics
 import threading
@@ -100,6 +101,20 @@ def _worker(url, code, n_students, seed, change, spread, barrier, results, timeo
     results.put(out)
 
 
+def _next_result(results, workers, timeout: float) -> dict | None:
+    """The next worker's result, or None once `timeout` has passed or every worker has ended without
+    sending one (a worker that died does not keep the teacher waiting out the whole timeout)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        everyone_ended = not any(w.is_alive() for w in workers)
+        try:
+            return results.get(timeout=1.0)
+        except queue.Empty:
+            if everyone_ended:
+                return None
+    return None
+
+
 def run_room(url: str, students: int = 60, processes: int = 5, change: float = 0.3, seed: int = 0,
              spread: float = 0.0, timeout: float = 60.0) -> Report:
     """Run a room on the store at `url`; returns its Report. The teacher and projector are this process.
@@ -146,9 +161,8 @@ def run_room(url: str, students: int = 60, processes: int = 5, change: float = 0
     finally:
         polling.set()
         for _ in workers:
-            try:
-                out = results.get(timeout=timeout)
-            except Exception:
+            out = _next_result(results, workers, timeout)
+            if out is None:
                 report.errors.append("a worker sent no result")
                 continue
             report.latencies["join"] += out["join"]

@@ -109,3 +109,14 @@ def documented_runs():
                                    with_plain=rule is EXACT, dist=dist)
             for rule in (EXACT, *BROKEN_RULES)}
 
+
+
+@pytest.fixture(autouse=True)
+def real_main_module():
+    """Streamlit's script runner (AppTest) installs each page it runs as sys.modules["__main__"] and leaves it
+    there. A later test that starts processes with multiprocessing's "spawn" would then re-run that page in
+    every child on start-up (the children died before doing their work). Put the real one back after each test."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
