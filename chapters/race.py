@@ -183,13 +183,13 @@ def simulated_race() -> None:
 
     v_here = profile.v(gamma)
     lanes = {
-        "standard": race.simulated_plain(n_tokens),
-        "ideal": race.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
-        "machine": race.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
+        "standard": theory.simulated_plain(n_tokens),
+        "ideal": theory.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
+        "machine": theory.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
                                               name="speculative, this machine"),
     }
-    expected = {"standard": float(n_tokens), "ideal": race.expected_finish(alpha, gamma, c, n_tokens, 1.0),
-                "machine": race.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
+    expected = {"standard": float(n_tokens), "ideal": theory.expected_finish(alpha, gamma, c, n_tokens, 1.0),
+                "machine": theory.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
     labels = {"standard": "standard decoding", "ideal": f"speculative, ideal hardware (v = 1, c = {c:.3f})",
               "machine": f"speculative, this machine (v = {v_here:.2f}, c = {profile.c:.3f})"}
 

@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core import tree_generate
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
 from specdec_core.sampling import SamplingConfig
-from specdec_core.tree import tree_size
+from specdec_core.tree_draft import tree_size
 from ui.server import admission, measure, models
 from ui.state import demo, settings, tree_settings
 from ui.widgets import charts, layout, tables, tree_view

@@ -129,7 +129,7 @@ class Library:
 def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
     """App and library take turns, app first in even rounds and library first in odd ones (the
     method the app itself uses), so a busy moment of the machine hits both alike."""
-    from specdec_core.analysis.measure import contest
+    from specdec_core.analysis.stats import contest
     out = contest({"app": lambda: app_click(page), "library": library.click}, clicks).results
     return out["app"], out["library"]
 
@@ -137,12 +137,12 @@ def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict],
 def same_architecture_c(request: dict, repeats: int = 3) -> None:
     """c of every bundled drafter from the same short runs (the pages' calibration): drafters of one
     architecture should get the same c."""
-    from specdec_core.analysis import measure
+    from specdec_core.analysis import pass_costs
     from specdec_core.pairs import load_pair
 
     pair = load_pair(request["pair"])
     ids = pair.tokenizer.encode(request["prompt"])
-    c = measure.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
+    c = pass_costs.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
     ratio = max(c.values()) / min(c.values())
     print("  c from the runs' passes: " + ", ".join(f"{label} {value:.4f}" for label, value in c.items())
           + f"; max/min {ratio:.3f}  [{verdict(ratio <= 1.10)} same architecture within 10%]")

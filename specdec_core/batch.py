@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
+from .checks import MAX_GAMMA
 from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
 from .passes import vocab_size
-from .policies import MAX_GAMMA
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult
@@ -48,7 +48,7 @@ class BatchResult:
 
     @property
     def total_s(self) -> float:
-        """The batch's wall time, named as a GenerationResult names it (measure.decode_seconds reads it)."""
+        """The batch's wall time, named as a GenerationResult names it (stats.decode_seconds reads it)."""
         return self.seconds
 
     @property

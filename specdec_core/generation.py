@@ -1,4 +1,5 @@
-"""The one generation skeleton: what every decoder here does around its own drafting and verification.
+"""The skeleton: what every decoder here does around its own drafting and verification (the decoding
+loops that drive it are sampler.py and tree.py; the logits -> distribution transform is sampling.py).
 
 nanoGPT's `generate` is one short loop that every sampling variant goes through; ours is this
 bookkeeping, which plain decoding, speculative chains (sampler.py), token trees (tree.py), the

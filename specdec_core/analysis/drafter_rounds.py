@@ -8,9 +8,9 @@ from contextlib import nullcontext
 from ..sampler import speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Pacing, Progress, pacing_of
 from .race import drafter_shootout
 from .round_stats import acceptance_by_position, measured_alpha, tokens_per_round
+from .stats import Pacing, Progress, pacing_of
 
 MAX_GENERATIONS = 50  # generations per drafter at most, however early they end
 

@@ -1,12 +1,8 @@
-"""Races between plain and speculative decoding: simulated from the paper's model, and live on a pair.
+"""Races between plain and speculative decoding, live on a pair (the race simulated from the paper's
+model is `theory.simulated_speculative`).
 
-Simulated (Leviathan et al. 2022, section 3): time is counted in target passes. Plain decoding makes one
-token per pass. A speculative round costs gamma * c (drafts) + v (one target pass over gamma + 1
-positions; v = 1 on the paper's ideal hardware) and emits its accepted prefix plus one token, each draft
-accepted independently with probability alpha (`theory.simulate_tokens_per_round`).
-
-Live: both decoders run on the same target, prompt, sampling and seed, with the time each token
-appeared, by the core's one measurement method (`analysis.measure`): the two lanes interleaved over
+Both decoders run on the same target, prompt, sampling and seed, with the time each token
+appeared, by the core's one measurement method (`analysis.stats`): the two lanes interleaved over
 several repetitions (plain first in one, speculative first in the next), the speedup of each
 repetition = plain elapsed / speculative elapsed (prompt processing included in both), reported as
 the median with its spread. A lane's elapsed time is plain wall-clock time: nothing is drawn and no
@@ -23,57 +19,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .. import theory
 from ..drafters import as_drafter
 from ..policies import Policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import GenerationResult
-from .measure import Contest, Measured, Pacing, PassTimes, contest, decode_s_per_token, measured, pacing_of, sync
+from .pass_costs import PassTimes
 from .round_stats import mean_acceptance_length, measured_alpha
-
-# --- simulated ------------------------------------------------------------------------------------
-
-@dataclass
-class SimulatedLane:
-    name: str
-    times: list[float]  # when each token appeared, in target-pass units
-    passes: int  # target passes
-    round_cost: float  # cost of one pass (plain) or one round (speculative), in target passes
-
-    @property
-    def finish(self) -> float:
-        return self.times[-1] if self.times else 0.0
-
-
-def simulated_plain(n_tokens: int) -> SimulatedLane:
-    return SimulatedLane("standard", [float(i + 1) for i in range(n_tokens)], n_tokens, 1.0)
-
-
-def simulated_speculative(alpha: float, gamma: int, c: float, n_tokens: int = 40, v: float = 1.0,
-                          seed: int = 0, name: str = "speculative") -> SimulatedLane:
-    """One random race under the paper's model: rounds of cost gamma * c + v, each emitting
-    1 + (accepted prefix) tokens. The tokens of a round appear when its target pass ends."""
-    if n_tokens < 1:
-        raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")
-    if c < 0 or v <= 0:
-        raise ValueError(f"c must be >= 0 and v > 0, got c = {c}, v = {v}")
-    per_round = theory.simulate_tokens_per_round(alpha, gamma, n_tokens, seed)  # never more rounds than tokens
-    cost = gamma * c + v
-    times, t, passes = [], 0.0, 0
-    for emitted in per_round:
-        t += cost
-        passes += 1
-        times += [t] * int(min(emitted, n_tokens - len(times)))
-        if len(times) >= n_tokens:
-            break
-    return SimulatedLane(name, times, passes, cost)
-
-
-def expected_finish(alpha: float, gamma: int, c: float, n_tokens: int, v: float = 1.0) -> float:
-    """Expected finishing time in target passes: n_tokens / speedup (the theory module's formula)."""
-    return n_tokens / theory.speedup(alpha, gamma, c, v)
-
+from .stats import Contest, Measured, Pacing, contest, decode_s_per_token, measured, pacing_of, sync
 
 # --- live -----------------------------------------------------------------------------------------
 
@@ -221,7 +174,7 @@ PLAIN = "plain decoding"
 def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
              repeats: int, pacing: Pacing) -> tuple[Contest[GenerationResult], PassTimes]:
     """Plain decoding (`PLAIN`) and every (label -> (drafter, gamma, label of its passes)) contestant as
-    one `measure.contest`, with every run's passes collected."""
+    one `stats.contest`, with every run's passes collected."""
     times = PassTimes()
 
     def plain() -> GenerationResult:

@@ -21,7 +21,7 @@ from ..sampler import Rule, autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig, to_probs
 from .fidelity import interleaved_runs, rule_output_distribution, speedup
 from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
-from .measure import Pacing, Progress, pacing_of
+from .stats import Pacing, Progress, pacing_of
 
 PLAIN = "plain sampling"
 

@@ -1,7 +1,7 @@
 """Token trees against the chain, measured: tokens per target pass, wall clock, and the price of a wider pass.
 
 The contestants are plain decoding, the linear drafter with gamma = the tree's depth, and the tree,
-run as one `measure.contest`: each repetition runs all three in turn, every other repetition in
+run as one `stats.contest`: each repetition runs all three in turn, every other repetition in
 reverse order (A B C, C B A, ...), so a slow moment of the machine hits each of them; a figure is the
 median of the repetitions with its spread (`Measured`). Tokens per pass come from the runs' own counts.
 
@@ -16,8 +16,9 @@ from contextlib import nullcontext
 from ..drafters import as_drafter
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
-from ..tree import check_node_budget, check_shape, tree_generate
-from .measure import Pacing, Progress, contest, decode_s_per_token, pacing_of
+from ..tree import tree_generate
+from ..tree_draft import check_node_budget, check_shape
+from .stats import Pacing, Progress, contest, decode_s_per_token, pacing_of
 
 CONTESTANTS = ("plain", "chain", "tree")
 MAX_REPEATS = 20

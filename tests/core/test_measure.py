@@ -1,4 +1,4 @@
-"""The one measurement method (specdec_core.analysis.measure) on made-up timings, and the live race's
+"""The one measurement method (specdec_core.analysis.stats, .pass_costs) on made-up timings, and the live race's
 timing on the small test pair: interleaving order, medians and spreads, pass costs from the runs'
 own passes, and wall-clock lanes with nothing but the work inside the timed span."""
 import contextlib
@@ -7,8 +7,9 @@ import time
 
 import pytest
 
-from specdec_core.analysis import measure, race
-from specdec_core.analysis.measure import PassTimes, contest, interleave, measured
+from specdec_core.analysis import pass_costs, race, stats
+from specdec_core.analysis.pass_costs import PassTimes
+from specdec_core.analysis.stats import contest, interleave, measured
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
@@ -83,7 +84,7 @@ def test_a_contest_warms_up_each_contestant_once_in_its_own_hold_then_interleave
         holds.append(1)
         return contextlib.nullcontext()
 
-    done = measure.contest({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
+    done = stats.contest({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
                            2, hold=hold, warm_up=True)
     assert log == ["A", "B", "A", "B", "B", "A"] and len(holds) == 6  # warm-ups untimed, then A B, B A
     assert done.warm_up == {"A": 1, "B": 2} and done.results == {"A": [3, 6], "B": [4, 5]}
@@ -94,19 +95,19 @@ def test_a_contest_warms_up_each_contestant_once_in_its_own_hold_then_interleave
 
 def test_a_contest_grows_while_its_own_figure_disagrees():
     values = iter([1.0, 3.0] + [1.0] * 7)
-    done = measure.contest({"A": lambda: next(values), "B": lambda: 1.0}, 3,
+    done = stats.contest({"A": lambda: next(values), "B": lambda: 1.0}, 3,
                            busy=lambda so_far: so_far.ratios("A", "B", float).busy, max_repeats=7)
     assert done.repeats == 7 and len(done.results["B"]) == 7
     with pytest.raises(ValueError, match="repeats"):
-        measure.contest({"A": lambda: 1.0}, 0)
+        stats.contest({"A": lambda: 1.0}, 0)
 
 
 def test_decoding_time_leaves_the_prefill_out_and_is_per_new_token():
     a, b = _result([0.2] * 4), _result([0.4] * 4)  # 4 tokens each, 0.8 and 1.6 s of decoding
     a.prefill_s, a.total_s, b.prefill_s, b.total_s = 0.2, 1.0, 0.4, 2.0
-    assert measure.decode_seconds(a) == pytest.approx(0.8)
-    assert measure.decode_s_per_token(a) == pytest.approx(0.2)
-    assert measure.decode_s_per_token([a, b]) == pytest.approx((0.8 + 1.6) / 8)  # pooled, not averaged
+    assert stats.decode_seconds(a) == pytest.approx(0.8)
+    assert stats.decode_s_per_token(a) == pytest.approx(0.2)
+    assert stats.decode_s_per_token([a, b]) == pytest.approx((0.8 + 1.6) / 8)  # pooled, not averaged
 
 
 # --- median and spread ----------------------------------------------------------------------------------
@@ -130,20 +131,20 @@ def test_a_wide_spread_says_the_machine_was_busy():
 
 
 def test_ratios_pair_repetitions():
-    m = measure.ratios([2.0, 3.0, 4.0], [1.0, 2.0, 2.0])
+    m = stats.ratios([2.0, 3.0, 4.0], [1.0, 2.0, 2.0])
     assert m.runs == (2.0, 1.5, 2.0) and m.median == 2.0
     with pytest.raises(ValueError):
-        measure.ratios([1.0], [1.0, 2.0])
+        stats.ratios([1.0], [1.0, 2.0])
 
 
 def test_pass_seconds_is_the_lower_quartile():
-    assert measure.pass_seconds([4.0, 1.0, 3.0, 2.0, 5.0]) == 2.0
-    assert measure.pass_seconds([1.0, 2.0]) == 1.25
-    assert measure.pass_seconds([7.0]) == 7.0
+    assert pass_costs.pass_seconds([4.0, 1.0, 3.0, 2.0, 5.0]) == 2.0
+    assert pass_costs.pass_seconds([1.0, 2.0]) == 1.25
+    assert pass_costs.pass_seconds([7.0]) == 7.0
     # Load only adds time: a third of the passes slowed down tenfold leaves the cost where it was.
-    assert measure.pass_seconds([1.0] * 6 + [10.0] * 3) == 1.0
+    assert pass_costs.pass_seconds([1.0] * 6 + [10.0] * 3) == 1.0
     with pytest.raises(ValueError):
-        measure.pass_seconds([])
+        pass_costs.pass_seconds([])
 
 
 # --- pass costs from the runs' own passes ---------------------------------------------------------------
@@ -302,10 +303,10 @@ def test_pacing_is_one_object_for_the_slot_and_the_progress():
         yield
         log.append("out")
 
-    pace = measure.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
+    pace = stats.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
     contest({"A": lambda: log.append("A"), "B": lambda: log.append("B")}, 1, pacing=pace.part(0.5, 1.0, "half: "))
     assert log == ["in", "A", "out", "in", "B", "out"]  # one run per slot, as with hold
     assert [f for f, _ in seen] == [0.75, 1.0] and all(text.startswith("half: ") for _, text in seen)
-    assert measure.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
+    assert stats.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
     with pytest.raises(ValueError, match="not both"):
         contest({"A": lambda: None}, 1, hold=slot, pacing=pace)

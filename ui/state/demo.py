@@ -67,7 +67,7 @@ def _no_progress(_fraction: float, _text: str) -> None:
 
 
 def hold(what: str = "your request") -> Callable:
-    """A `hold` for the core's measurements (specdec_core.analysis.measure.contest): each run takes
+    """A `hold` for the core's measurements (specdec_core.analysis.stats.contest): each run takes
     a generation slot of its own, so a long measurement never keeps other students waiting long."""
     return lambda: admission.slot(what)
 
