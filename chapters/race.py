@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui.server import admission, measure, models
+from ui.server import measure, models
 from ui.state import demo, settings
 from ui.widgets import charts, chips, layout, tables
 
@@ -78,21 +78,16 @@ def replay(live: race.LiveRace) -> None:
         time.sleep(REPLAY_S / REPLAY_FRAMES if end > 0 else 0)
 
 
-def run_race(progress) -> dict:
+# Every press measures afresh: nothing cached answers a new click. The core warms both decoders up and
+# takes a generation slot per lane (the pacing); the page draws the lanes afterwards.
+ran = None
+if start_box.button("Start the race", key="race_run", type="primary", icon=":material/sports_score:"):
     for name in lane_boxes:
         draw_lane(name, [], [], 0, None)
-    progress(0.0, "Warming up both decoders (untimed)…")
-    with admission.slot("your race"):
-        race.warm_up(pair.target, pair.draft, ids, policy)
-    cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
-    return {"race": race.live_race(pair.target, pair.draft, ids, policy, s.max_new_tokens, s.sampling, s.seed,
-                                   max_repeats=cap, warm=False, hold=demo.hold("your race"), progress=progress)}
-
-
-# Every press measures afresh: nothing cached answers a new click.
-ran = demo.run("Start the race", key="race_run", where=start_box, state="race_live", signature=signature,
-               work=run_race, what="your race", failure="Could not race", slot=False, progress_text="Racing…",
-               type="primary", icon=":material/sports_score:")
+    with demo.measuring("your race", "Racing…", "Could not race") as pacing:
+        live = race.live_race(pair.target, pair.draft, s.request(ids), policy, pacing=pacing,
+                              max_repeats=demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS))
+    ran = demo.keep("race_live", signature, {"race": live})
 stored = demo.latest("race_live", signature)
 live = stored["race"] if stored else None
 if live is None:
@@ -239,12 +234,11 @@ st.caption(f"Runs the live request with plain decoding and at γ = {SWEEP_GAMMAS
            f"interleaved, {SWEEP_REPEATS} times over (prompt processing excluded), and draws the median measured "
            "speedup over the formula. The formula uses the α measured over all these runs and the c and v(γ) of the "
            "passes these very runs made.")
-demo.run(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", state="race_sweep_result",
-         signature=signature, what="your γ sweep", failure="Could not sweep", progress_text="Sweeping γ…",
-         icon=":material/query_stats:", slot=False,
-         work=lambda progress: {"sweep": race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens,
-                                                          s.sampling, s.seed, repeats=SWEEP_REPEATS, progress=progress,
-                                                          hold=demo.hold("your γ sweep"))})
+if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
+    with demo.measuring("your γ sweep", "Sweeping γ…", "Could not sweep") as pacing:
+        sweep = race.gamma_sweep(pair.target, pair.draft, s.request(ids), SWEEP_GAMMAS, repeats=SWEEP_REPEATS,
+                                 pacing=pacing)
+    demo.keep("race_sweep_result", signature, {"sweep": sweep})
 swept = demo.latest("race_sweep_result", signature)
 if swept:
     sweep = swept["sweep"]

@@ -137,9 +137,8 @@ signature = (models.pair_key(pair), s.signature(), shape, node_budget)
 def measure_trees(progress) -> dict:
     profile = measure.cost_profile(pair)  # the shared sweep of pass costs, before taking a slot
     window = pair.context_length - len(ids)
-    out = tree_vs_chain(pair.target, pair.draft, ids, shape, max(2, min(MEASURE_TOKENS, window)), s.sampling,
-                        s.effective_seed, node_budget, REPEATS, hold=demo.hold("the tree measurement"),
-                        progress=progress)
+    out = tree_vs_chain(pair.target, pair.draft, s.request(ids, max(2, min(MEASURE_TOKENS, window))), shape,
+                        node_budget, REPEATS, pacing=admission.pacing("the tree measurement", progress))
     return {"out": out, "profile": profile, "nodes": n_nodes, "depth": len(shape)}
 
 

@@ -116,12 +116,14 @@ class Library:
         self.race, self.request = race, request
         self.pair = load_pair(request["pair"])
         self.ids = self.pair.tokenizer.encode(request["prompt"])
-        race.warm_up(self.pair.target, self.pair.draft, self.ids, request["gamma"])
 
     def click(self) -> dict:
+        from specdec_core import GenerationRequest
+
         q, p = self.request, self.pair
-        r = self.race.live_race(p.target, p.draft, self.ids, q["gamma"], q["max_new_tokens"], q["sampling"], q["seed"],
-                                warm=False)  # the page's repetitions: race.RACE_REPEATS, up to RACE_MAX_REPEATS
+        r = self.race.live_race(p.target, p.draft, GenerationRequest(self.ids, q["max_new_tokens"], q["sampling"],
+                                                                      q["seed"], None),
+                                q["gamma"])  # the page's warm-up and repetitions: race.RACE_REPEATS, up to RACE_MAX_REPEATS
         return {"speedup": round(r.speedup, 2), "standard_ms": 1e3 * r.standard_s.median,
                 "speculative_ms": 1e3 * r.speculative_s.median, "races": r.speedups.n}
 

@@ -120,33 +120,11 @@ def _order(names: list, repetition: int) -> list:
 def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
                progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
                max_repeats: int | None = None, *, pacing: Pacing | None = None) -> dict[Hashable, list[T]]:
-    """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A.
-
-    Each run happens inside its own `pacing.slot()` (a server passes its admission slot, so a long
-    measurement holds it one run at a time and other work can go in between); `pacing.progress(fraction,
-    text)` is called after each run, between timed spans, never inside one (`hold` and `progress`:
-    the same two, given apart).
-
-    With `busy` (the results so far -> True while they disagree too much) and `max_repeats`, two more
-    repetitions (one in each order) run while `busy` says so, up to `max_repeats` in all: a busy
-    machine gets more repetitions instead of a noisier median."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
-    pace = pacing_of(hold, progress, pacing)
-    names = list(contestants)
-    limit = max(repeats, max_repeats or repeats)
-    out = {name: [] for name in names}
-    planned, done, r = repeats, 0, 0
-    while r < planned:
-        for name in _order(names, r):
-            out[name].append(pace.run(contestants[name]))
-            done += 1
-            more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
-            pace.report(done / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
-        r += 1
-        if r == planned and planned < limit and busy is not None and busy(out):
-            planned = min(limit, planned + 2)
-    return out
+    """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A (a `contest`
+    without warm-up, its results alone; `busy` sees the results so far)."""
+    grow = None if busy is None else (lambda so_far: busy(so_far.results))
+    return contest(contestants, repeats, busy=grow, max_repeats=max_repeats,
+                   pacing=pacing_of(hold, progress, pacing)).results
 
 
 @dataclass
@@ -174,21 +152,37 @@ def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, ho
             progress: Progress | None = None, warm_up: bool = False,
             busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None,
             pacing: Pacing | None = None) -> Contest[T]:
-    """The project's one way to compare: every contestant runs once per repetition, interleaved
-    (`interleave`: A B C, then C B A), after one untimed run each when `warm_up` (first calls allocate,
-    later ones only compute). `pacing.slot()` (or `hold`) is entered around every run, warm-ups
-    included; its progress (or `progress`) is called between runs, never inside one. With `busy` (the
-    contest so far -> True while its figures disagree too much) and `max_repeats`, two more
-    repetitions run while `busy` says so."""
+    """The project's one way to compare: every contestant runs once per repetition, interleaved (A B C,
+    then C B A, so no contestant always runs first or last), after one untimed run each when `warm_up`
+    (first calls allocate, later ones only compute).
+
+    Each run happens inside its own `pacing.slot()` (or `hold`; a server passes its admission slot, so
+    a long measurement holds it one run at a time and other work can go in between), warm-ups
+    included; the pacing's progress (or `progress`) is told after each run, between timed spans, never
+    inside one. With `busy` (the contest so far -> True while its figures disagree too much) and
+    `max_repeats`, two more repetitions (one in each order) run while `busy` says so, up to
+    `max_repeats` in all: a busy machine gets more repetitions instead of a noisier median."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
     pace = pacing_of(hold, progress, pacing)
-    first: dict[Hashable, T] = {}
+    done = Contest({name: [] for name in contestants})
     if warm_up:
         for name, run in contestants.items():
-            first[name] = pace.run(run)
-    grow = None if busy is None else (lambda so_far: busy(Contest(so_far, first)))
-    return Contest(interleave(contestants, repeats, busy=grow, max_repeats=max_repeats, pacing=pace), first)
+            with pace.slot():
+                done.warm_up[name] = run()
+    names, limit = list(contestants), max(repeats, max_repeats or repeats)
+    planned, finished, r = repeats, 0, 0
+    while r < planned:
+        for name in _order(names, r):
+            with pace.slot():
+                done.results[name].append(contestants[name]())
+            finished += 1
+            more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
+            pace.report(finished / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
+        r += 1
+        if r == planned and planned < limit and busy is not None and busy(done):
+            planned = min(limit, planned + 2)
+    return done
 
 
 def decode_seconds(result: GenerationResult) -> float:

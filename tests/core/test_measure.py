@@ -9,7 +9,8 @@ import pytest
 
 from specdec_core.analysis import pass_costs, race, stats
 from specdec_core.analysis.pass_costs import PassTimes
-from specdec_core.analysis.stats import contest, interleave, measured
+from specdec_core.analysis.stats import Pacing, contest, interleave, measured
+from specdec_core.request import GenerationRequest
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
@@ -228,10 +229,10 @@ def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(
         skipped[0] += pause
 
     t0 = time.perf_counter()
-    result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, max_repeats=3,
-                            progress=slow_progress)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 12, GREEDY, 0), 3, repeats=3, max_repeats=3,
+                            pacing=Pacing(progress=slow_progress))
     wall = time.perf_counter() - t0
-    assert calls == pytest.approx([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])
+    assert calls == pytest.approx([0.0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])  # the warm-up, then each lane
     assert result.identical and len(result.repetitions) == 3 and result.speedups.n == 3
     for plain, spec in result.repetitions:
         for lane in (plain, spec):
@@ -258,13 +259,13 @@ def test_races_that_disagree_are_raced_again(small_pair, monkeypatch):
         return out
 
     monkeypatch.setattr(race, "run_speculative_lane", slowed_once)
-    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=3, max_repeats=7)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=3, max_repeats=7)
     assert result.speedups.busy and result.speedups.n == 7 == len(calls) == len(result.repetitions)
 
 
 def test_replay_frames_show_both_lanes_at_once(small_pair):
     target, draft = small_pair
-    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=1, max_repeats=1)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=1, max_repeats=1)
     frames = race.replay_frames(result, 10)
     assert frames[-1][1:] == (6, 6)
     assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))
@@ -286,7 +287,8 @@ def test_tree_against_chain_is_one_contest_with_its_spreads(small_pair):
         holds.append(1)
         return contextlib.nullcontext()
 
-    out = tree_vs_chain(target, draft, [1, 2, 3], (2, 1), 8, GREEDY, 0, repeats=3, hold=hold)
+    out = tree_vs_chain(target, draft, GenerationRequest([1, 2, 3], 8, GREEDY, 0), (2, 1), repeats=3,
+                        pacing=Pacing(hold))
     assert len(holds) == 3 + 3 * 3  # one warm-up each, then every run in its own hold
     assert out["repeats"] == 3 and out["identical"]
     for name in CONTESTANTS:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from specdec_core import lossy
 from specdec_core.analysis import fidelity, lab, rule_costs
+from specdec_core.analysis.stats import Pacing
 from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.sampler import EXACT
@@ -174,7 +175,7 @@ def render(pair, ids: list[int], s) -> None:
                  what="your samples", failure="Could not run the lab", type="primary", icon=":material/casino:",
                  work=lambda progress: {"result": lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k),
                                                               gamma=s.gamma, sampling=sampling, rule=RULES[rule_name],
-                                                              seed=s.seed, progress=progress)})
+                                                              seed=s.seed, pacing=Pacing(progress=progress))})
         stored = demo.latest("id_result", lab_signature, stale="note", again="Draw samples")
         if stored:
             show_result(stored["result"], "id_hist")
@@ -192,7 +193,8 @@ def render(pair, ids: list[int], s) -> None:
 
         def run_every_rule(progress) -> dict:
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT, *BROKEN_RULES], n_tokens=n_tokens,
-                                            k=int(k), sampling=sampling, seed=s.seed, gamma=s.gamma, progress=progress)
+                                            k=int(k), sampling=sampling, seed=s.seed, gamma=s.gamma,
+                                            pacing=Pacing(progress=progress))
             return {"rows": [{"rule": name, "p-value": v.test.pvalue, "χ²": round(v.test.statistic, 1), "df": v.test.df,
                               "verdict": "passes" if v.test.passes else "FAILS"} for name, v in judged.verdicts.items()]}
 
@@ -308,7 +310,7 @@ def render(pair, ids: list[int], s) -> None:
         def run_tree_rules(progress) -> dict:
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT_TREE, *BROKEN_TREE_RULES],
                                             n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k), sampling=sampling, seed=s.seed,
-                                            shape=lab.DOCUMENTED_TREE_SHAPE, progress=progress)
+                                            shape=lab.DOCUMENTED_TREE_SHAPE, pacing=Pacing(progress=progress))
             return {"rows": [{"tree rule": name, "p-value": f"{v.test.pvalue:.3g}", "χ²": round(v.test.statistic, 1),
                               "df": v.test.df, "verdict": "passes" if v.test.passes else "FAILS"}
                              for name, v in judged.verdicts.items()]}

@@ -34,10 +34,6 @@ def _store() -> dict:
     return {}
 
 
-def _hold(what: str):
-    return lambda: admission.slot(what)
-
-
 def pass_times(pair: ModelPair) -> PassTimes:
     """The passes of this process's calibration generations for `pair` (measured on first use, with a
     progress bar)."""
@@ -47,8 +43,9 @@ def pass_times(pair: ModelPair) -> PassTimes:
         ids = pair.tokenizer.encode(DEFAULTS.prompt)[-max(1, pair.context_length // 2):]
         bar = st.progress(0.0, text="Timing this machine's passes (once per server process)…")
         store[key] = pass_costs.calibrate(
-            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, hold=_hold("timing this machine's passes"),
-            progress=lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}"))
+            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, pacing=admission.pacing(
+                "timing this machine's passes",
+                lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}")))
         bar.empty()
     return store[key]
 
@@ -67,7 +64,7 @@ def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
     """Measure one target pass over each k of SWEEP_KS afresh (interleaved repetitions, a generation
     slot one run at a time)."""
     return pass_costs.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
-                                 hold=_hold("timing one pass over k positions"), progress=progress)
+                                 pacing=admission.pacing("timing one pass over k positions", progress))
 
 
 def planning_policy(pair: ModelPair, policy):
