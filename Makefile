@@ -10,12 +10,13 @@ PORT ?= 8501
 	touch .venv/ready
 
 # As lean as the classroom command: .streamlit/config.toml switches the file watcher off.
+# ui/server/launch.py is `streamlit run app.py` after importing torch and the core, so the first visitor does not wait.
 run: .venv/ready
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m ui.server.launch --server.port $(PORT)
 
 # For developing the app: reload and rerun when a source file is saved (the watcher costs CPU).
 dev: .venv/ready
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
+	$(PY) -m ui.server.launch --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 test: .venv/ready
 	scripts/ensure_chromium.sh

@@ -1,28 +1,23 @@
 """Chapter: A Round, Token by Token. Real rounds of speculative decoding on the sidebar prompt, shown
 step by step from the core's trace: drafts and q, one target pass and p, each verdict, then the
 corrective token (from the residual) or the bonus token."""
-import math
-
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
+import torch
 
-from specdec_core import drafts_frame, rounds_frame, speculative_generate
-from specdec_core.policies import STOP_CONFIDENCE, STOP_IN_WORDS, make_policy
+from specdec_core import drafts_frame, rounds_frame, sampler, speculative_generate
+from specdec_core.policies import STOP_CONFIDENCE, STOP_GAMMA, STOP_IN_WORDS, make_policy
 from specdec_core.sampling import SamplingConfig
+from ui.sections import round_distributions, round_drafting, round_rule
 from ui.server import admission, measure, models
 from ui.state import settings
 from ui.widgets import charts, chips, layout, stepper, tables
 from ui.widgets.stepper import Cursor
 
-TOP_SHOWN = 5  # entries of p shown per position in the γ+1 distributions
-
 s = settings.current()
 pair = models.require_pair()
 ids = models.require_prompt_ids(pair)
 
-
-SELF_DRAFTERS = {"medusa": "Medusa heads", "eagle": "EAGLE drafter"}  # the pair's drafters that read the target
 
 
 @admission.cached(max_entries=32, what="these rounds")
@@ -38,49 +33,30 @@ def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, ma
 
 
 st.header("A Round, Token by Token")
-layout.intro(
-    "These are real rounds of speculative decoding on your prompt, replayed from the sampler's own trace: "
-    "the drafter proposes, the target scores every proposal in one pass, and the verdicts fall left to right "
-    "until the first rejection. Every number shown (q, p, the ratio, the uniform draw u) is what the sampler used.",
-    "press **Next step** through one round, then set temperature to 0 in the sidebar: the uniform draws "
-    "disappear and a draft passes exactly when it is the target's top choice.")
+layout.idea("the target keeps each draft with probability min(1, p/q) and, at the first rejection, "
+            "draws from what p has left over, so every token comes out exactly as the target alone would sample it.")
 
-# --- the rules ----------------------------------------------------------------------------------
-st.subheader("The acceptance rule, exactly")
-st.markdown("A round: the *drafter* (the small model) draws γ tokens x₁…x_γ one after another, each from its own "
-            "next-token distribution q; the *target* then scores them all in one pass, which gives its own "
-            "distribution p at each of the γ + 1 positions. The rule decides, left to right, which drafts to keep.")
-g, smp = st.columns(2)
-with g:
-    st.markdown("**Greedy (temperature 0).** Both p and q put all their mass on one token.")
-    st.latex(r"\text{accept } x_i \iff x_i = \arg\max p_i")
-    st.markdown("At the first draft that is not the target's argmax, emit the target's argmax instead; if all "
-                "pass, emit the argmax of p at position γ+1. Every token is the one plain greedy decoding would "
-                "pick, so the text is identical token for token.")
-with smp:
-    st.markdown("**Sampling.** Draw a uniform u for each draft, left to right:")
-    st.latex(r"\text{accept } x_i \text{ while } u_i < \frac{p_i(x_i)}{q_i(x_i)}\quad (u_i \sim U(0,1))")
-    st.markdown("At the first rejection, draw the corrective token from the residual at that position:")
-    st.latex(r"x \sim \operatorname{norm}\big(\max(0,\ p - q)\big)")
-    st.markdown("If every draft passes, draw a bonus token from p itself at position γ+1 (no residual: there "
-                "is no draft there to correct).")
-st.markdown("**Why the combination samples exactly from p.** A token y comes out of the accept branch with "
-            "probability q(y) · min(1, p(y)/q(y)) = min(p(y), q(y)). A rejection happens with the probability "
-            "that is left over, 1 − Σ min(p, q) = Σ max(0, p − q), and then y is drawn with probability "
-            "max(0, p(y) − q(y)) / Σ max(0, p − q). Adding the two routes:")
-st.latex(r"P(y) = \min\big(p(y), q(y)\big) + \max\big(0,\ p(y) - q(y)\big) = p(y)")
-st.markdown("So whatever the drafter proposes, each emitted token has exactly the target's distribution; a "
-            "good drafter only makes the first route more likely, which is where the speed comes from.")
 
-st.subheader("Real rounds, step by step")
-st.markdown("Each round's γ comes from the sidebar's *draft-length policy*: the paper's fixed γ, or an adaptive "
-            "policy that picks γ from what earlier rounds showed or stops drafting early when the drafter is unsure "
-            "of its next token. No policy can look at the coming verdicts, so every one of them keeps the output "
-            "exact; The α Dial races them. Above each round's chips, the page says why its drafting stopped.")
-which = "draft"
-if pair.self_drafters:  # the bundled pair also has drafters that read the target (chapter: Drafters That Read the Target)
-    labels = {"draft": next(iter(pair.drafts)), **{k: SELF_DRAFTERS.get(k, k) for k in pair.self_drafters}}
-    which = st.radio("Drafter", list(labels), format_func=labels.get, horizontal=True, key="rr_drafter")
+# --- a worked example: two tokens, computed by the sampler's own functions --------------------------
+def worked_example() -> None:
+    p_t, q_t = torch.tensor([0.6, 0.4], dtype=torch.float64), torch.tensor([0.3, 0.7], dtype=torch.float64)
+    accept = sampler.acceptance_probability(p_t, q_t).tolist()  # min(1, p/q) per token
+    residual = sampler.residual_distribution(p_t, q_t).tolist()  # norm(max(0, p − q))
+    shared = torch.minimum(p_t, q_t).tolist()
+    p, q, beta = p_t.tolist(), q_t.tolist(), sum(shared)
+    st.markdown(
+        f"**By hand.** Two tokens A and B, p = ({p[0]:g}, {p[1]:g}), q = ({q[0]:g}, {q[1]:g}). Drafted B: keep it with "
+        f"min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**. Drafted A: min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. "
+        f"After a rejection, draw from norm(max(0, p − q)) = **({residual[0]:g}, {residual[1]:g})**: A, never the "
+        f"rejected B. A draft passes with β = Σ min(p, q) = {shared[0]:g} + {shared[1]:g} = **{beta:g}**, this "
+        "position's acceptance chance.")
+
+
+worked_example()
+# The drafter and the draft-length policy are set in "Go deeper" below; the stepper reads them first.
+which = st.session_state.get("rr_drafter", "draft")
+if which != "draft" and which not in pair.self_drafters:
+    which = "draft"
 chosen = s.for_drafter(pair, which)  # the adaptive default is the policy measured best for this drafter
 try:
     with st.spinner("Generating the rounds…", show_time=True):
@@ -96,10 +72,6 @@ if st.session_state.get("rr_signature") != signature:
     st.session_state["rr_signature"] = signature
     st.session_state["rr_cursor"] = Cursor()
 
-st.caption(f"Pair **{pair.name}** · {s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed} · "
-           f"{len(result.tokens)} tokens in {len(rounds)} rounds ({result.tokens_per_pass:.2f} tokens per target pass, "
-           f"{result.acceptance_rate:.0%} of drafts accepted).")
-chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
 
 
 def _move(how) -> None:
@@ -115,8 +87,7 @@ def _text(tokens) -> str:
 
 
 PHASE_TEXT = {
-    "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i. Nothing is "
-             "decided yet.",
+    "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i.",
     "verify": "**2 · Verify.** ONE target pass over the last committed token and all {n} drafts gives p at "
               "{n1} positions. The ratio min(1, p(x)/q(x)) is now known for every draft.",
     "check": "**3 · Judge draft {i}.** {rule}",
@@ -150,7 +121,8 @@ def rollback_view(r) -> None:
     st.caption(f"{layout.measured_badge()} Token counts read from this round's trace. The target's cache never "
                "holds the corrective token: it is the last committed token, fed by the next verify pass. The "
                "drafter's rollback happens at its next call (the next round's first pass), which also feeds the "
-               "corrective token; a drafter with no cache (n-gram) has nothing to roll back.")
+               "corrective token; a drafter with no cache (one that copies its drafts from the text so far) has "
+               "nothing to roll back.")
 
 
 @st.fragment
@@ -170,12 +142,13 @@ def round_view() -> None:
     b[2].button("Reset", key="rr_reset", icon=":material/restart_alt:", on_click=_reset)
     b[3].markdown(f"**Round {cur.round + 1} of {len(rounds)}** · step {cur.step + 1} of {stepper.steps_in(r)}"
                   + (" · generation complete" if stepper.finished(rounds, cur) else ""))
-    st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}** · drafting stopped because "
-                f"{STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
-                + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
-                   f" for a next draft was under {s.policy_threshold:g})"
-                   if r.draft_stop == STOP_CONFIDENCE and chosen.policy in ("confidence", "hybrid") else "")
-                + ".")
+    # A round that drafted its whole γ needs no reason; one that stopped early says why.
+    why = "" if r.draft_stop == STOP_GAMMA else (
+        f" · drafting stopped because {STOP_IN_WORDS.get(r.draft_stop, r.draft_stop)}"
+        + (f" (after draft {n}, the drafter's {'margin' if s.policy_signal == 'margin' else 'top probability'}"
+           f" for a next draft was under {s.policy_threshold:g})"
+           if r.draft_stop == STOP_CONFIDENCE and chosen.policy in ("confidence", "hybrid") else ""))
+    st.markdown(f"This round's γ: **{r.gamma}** · drafted **{n}**{why}.")
 
     # What happens at this step, in words.
     if name == "check":
@@ -209,7 +182,7 @@ def round_view() -> None:
     # Per-position numbers, straight from the trace.
     frame = drafts_frame([r]).drop(columns=["round"])
     frame.insert(2, "text", [t.replace("\n", "↵") for t in chips.token_strings(pair.tokenizer, r.draft_tokens)])
-    overlap_col = "α here: Σ min(p, q) = 1 − TV(p, q)"
+    overlap_col = "β: Σ min(p, q) = 1 − TV(p, q)"
     frame[overlap_col] = r.overlap if r.overlap is not None and verified else None
     if not verified:
         frame[["p(x)", "accept_prob"]] = None
@@ -236,12 +209,11 @@ def round_view() -> None:
     with right:
         tables.show(frame, key="rr_positions", formats={c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u", overlap_col)})
         if verified and r.overlap:
-            st.caption(f"{layout.measured_badge()} The last column is this round's α at each position, from the full "
-                       "rows of p and q: Σ min(p, q), the chance that a draft drawn from q passes. It equals 1 − TV(p, q), "
-                       "one minus the total variation distance, and no rule that must output exactly p can accept a "
-                       "draft from q more often (min(p, q) is the most probability the two can share), so min(1, p/q) "
-                       "is the best possible coupling. The mean of the min(1, p/q) column estimates it from the one "
-                       "draft each position actually got.")
+            st.caption(f"{layout.measured_badge()} The last column is β at each position, from the full rows of p "
+                       "and q: Σ min(p, q), the chance that a draft drawn from q passes there. It equals 1 − TV(p, q), "
+                       "one minus the total variation distance. α is β's expectation over positions; the mean of the "
+                       "min(1, p/q) column over judged drafts (what the app calls measured α) estimates it from the "
+                       "one draft each position actually got.")
         if s.greedy:
             st.caption("Greedy: p and q are one-hot, so p(x) is 1 exactly when the draft is the target's argmax; "
                        "no uniform draws are needed.")
@@ -280,7 +252,7 @@ def round_view() -> None:
     # The text so far and the table of finished rounds.
     done = stepper.rounds_completed(rounds, cur)
     upto = rounds[done - 1].position + len(rounds[done - 1].emitted) if done else 0
-    st.markdown("**The text so far**, coloured by where each token came from:")
+    st.markdown("**The text so far:**")
     chips.show(chips.provenance_html(pair.tokenizer, ids, result.tokens[:upto], result.token_kinds[:upto]))
     if done:
         table = rounds_frame(rounds[:done])
@@ -291,54 +263,21 @@ def round_view() -> None:
                            mime="text/csv", key="rr_csv", icon=":material/download:", on_click="ignore")
 
 
-round_view()
+# --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
+with layout.demo():
+    st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
+               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds, "
+               f"{result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
+               f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
+    chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
+    round_view()
+layout.try_this("step through one round, then set temperature to 0: the draws u vanish and a draft passes "
+                "exactly when it is the target's top choice.")
 
-
-# --- one real round ------------------------------------------------------------------------------
-@admission.cached(max_entries=64, what="this round")
-def one_round(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, temperature: float, top_k: int,
-              top_p: float, seed: int, _pair):
-    """The trace of the first round of a speculative generation (the core's data, nothing re-derived)."""
-    window = _pair.context_length - len(prompt_ids)
-    result = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,
-                                  max_new_tokens=max(1, min(gamma + 1, window)),
-                                  sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
-                                  seed=seed, max_rounds=1, trace=True)
-    return result.rounds[0]
-
-
-st.subheader("One target pass, γ+1 distributions")
-ids, problem = models.prompt_problem(pair, s)
-if problem:
-    st.warning(problem, icon=":material/edit_note:")
-else:
-    with st.spinner("Running one round…"):
-        r = one_round(models.pair_key(pair), tuple(ids), s.gamma, s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
-    n = len(r.draft_tokens)
-    tok = chips.token_strings(pair.tokenizer, r.draft_tokens)
-    kinds = ["accepted" if i < r.n_accepted else "rejected" if i == r.n_accepted else "unchecked" for i in range(n)]
-    st.markdown(f"Sidebar prompt and settings (γ = {s.gamma}, {s.describe_sampling()}, seed {s.seed}). The drafter "
-                f"proposed {n} tokens in {len(r.draft_pass_s)} passes ({sum(r.draft_pass_s) * 1e3:.2f} ms); "
-                f"the target then produced all **{n + 1} distributions** below in **one** pass "
-                f"({r.target_pass_s * 1e3:.2f} ms).")
-    chips.show(chips.chips(tok + [pair.tokenizer.decode([r.next_token])], kinds + [r.next_kind]))
-    cols = min(n + 1, 4)
-    rows = math.ceil((n + 1) / cols)
-    titles = [f"p at position {i + 1} · draft {charts.token_label(tok[i])}" if i < n else
-              f"p at position {n + 1} (after the last draft)" for i in range(n + 1)]
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, horizontal_spacing=0.12, vertical_spacing=0.12)
-    for i, top in enumerate(r.p_top):
-        top = top[:TOP_SHOWN][::-1]
-        draft = r.draft_tokens[i] if i < n else None
-        color = [(chips.KINDS[kinds[i]].color if i < n and t == draft else charts.P_COLOR) for t, _ in top]
-        fig.add_bar(x=[p for _, p in top], y=charts.labels_for(pair.tokenizer, [t for t, _ in top]), orientation="h",
-                    marker_color=color, showlegend=False, hovertemplate="%{y}: %{x:.4f}<extra></extra>",
-                    row=i // cols + 1, col=i % cols + 1)
-    fig.update_xaxes(range=[0, 1])
-    fig.update_yaxes(type="category")
-    fig.update_annotations(font_size=11)
-    fig.update_layout(height=220 * rows + 40, margin=dict(t=40, b=8, l=8, r=8))
-    st.plotly_chart(fig, key="vf_dists")
-    st.caption("Top entries of the target's p at each position. A bar in the draft's verdict colour marks the "
-               "token the drafter proposed there (if it is among the top entries). Nothing here needed a second "
-               "target pass.")
+# --- go deeper ------------------------------------------------------------------------------------------
+with layout.deeper("the rule and its proof"):
+    round_rule.show()
+with layout.deeper("who chose γ; other drafters"):
+    round_drafting.show(pair)
+with layout.deeper("one pass, γ + 1 distributions"):
+    round_distributions.show(pair, s)

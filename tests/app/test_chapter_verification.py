@@ -32,6 +32,7 @@ def test_the_cost_model_sliders_on_the_alpha_dial_drive_the_formulas():
 
 def test_a_round_shows_gamma_plus_one_distributions_from_one_pass_and_the_rule():
     at = page("chapters/round_by_round.py", gamma=3, max_new=8)
+    at.toggle(key="rr_dists").set_value(True).run()  # folded under "Go deeper": runs only when turned on
     panels = [t for t in chart(at, "vf_dists")["data"] if t.get("type") == "bar"]
     assert len(panels) == 4  # γ + 1 distributions
     assert all(0 <= x <= 1 for t in panels for x in t["x"])
@@ -40,5 +41,6 @@ def test_a_round_shows_gamma_plus_one_distributions_from_one_pass_and_the_rule()
 
 def test_the_serial_tax_shows_the_measured_verify_factor():
     at = page("chapters/serial_tax.py", max_new=8)
+    at.toggle(key="st_vf").set_value(True).run()  # folded under "Go deeper": drawn only when turned on
     measured, assumed, serial = chart(at, "vf_v")["data"]
     assert assumed["y"][0] == 1 and serial["y"][0] == 2 and all(v > 0 for v in measured["y"])

@@ -12,7 +12,7 @@ from tests.prose import typed_numbers
 from ui.content import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
-PROSE_CALLS = {"markdown", "caption", "write", "info", "success", "warning", "error", "intro", "takeaway"}
+PROSE_CALLS = {"markdown", "caption", "write", "info", "success", "warning", "error", "intro", "takeaway", "idea", "try_this"}
 PAPER_BADGE = "paper_badge"
 MIN_TABLE_PROSE = 40  # module-level strings at least this long are prose (labels and keys are shorter)
 
@@ -54,11 +54,9 @@ def typed_in_source(source: str) -> list[tuple[int, str]]:
     return found
 
 
-STEMS = [Path(c.path).stem for c in chapters.CHAPTERS]
-# A chapter's folded sections (ui/sections/<chapter>_<topic>.py) and the shared batch section are its prose too.
-SECTIONS = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "ui" / "sections").glob("*.py")
-                  if any(f.stem.startswith(stem + "_") for stem in STEMS))
-PAGES = [c.path for c in chapters.CHAPTERS] + SECTIONS + ["ui/content/batch_section.py"]
+# A chapter's folded "Go deeper" sections (ui/sections/) and the shared batch section are its prose too.
+PAGES = ([c.path for c in chapters.CHAPTERS] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ui" / "sections").glob("*.py"))
+         + ["ui/content/batch_section.py"])
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -96,6 +96,7 @@ _CUT_JS = """(HINT) => {
       cut.push('table hides columns without a scroll hint: ' + [...t.querySelectorAll('th, [role=columnheader]')].map(h => h.textContent).slice(0, 4).join(' | '));
   }
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+    if (!c.checkVisibility()) continue;  // inside a closed "Go deeper" fold: not on the screen, nothing to cut
     const svg = c.querySelector('.main-svg');
     if (svg && svg.getBoundingClientRect().right > c.getBoundingClientRect().right + 1)
       cut.push('chart wider than its place: ' + (c.closest('[class*="st-key-"]')?.className.match(/st-key-\\S+/)?.[0] || '?'));

@@ -72,6 +72,11 @@ def click(page, key: str) -> None:
     page.locator(f".st-key-{key} button").first.click()
 
 
+def open_fold(page, label: str) -> None:
+    """Open a chapter's folded "Go deeper" section by (part of) its label."""
+    page.locator('[data-testid="stMain"] [data-testid="stExpander"] summary', has_text=label).first.click()
+
+
 # Each chapter's main control, and what must be on the page once it has been used (the screenshot shows it).
 def home(page):
     thumb = page.locator('.st-key-s_gamma input[type="range"]')
@@ -94,11 +99,13 @@ def round_by_round(page):
 
 
 def alpha_dial(page):
+    open_fold(page, "the live pair, measured")
     click(page, "ad_run")
     return ".st-key-ad_by_position"
 
 
 def trees(page):
+    open_fold(page, "does the tree pay")
     click(page, "tr_measure")
     return ".st-key-tr_cost"
 

@@ -41,13 +41,15 @@ class Server:
     """`streamlit run app.py` on a local port (default: a free one), headless, its output in `log_path`.
     `file_watcher="none"` as the browser tests and the load test run it; None leaves it to the shipped
     .streamlit/config.toml (as `make run` does). `env` is added to this process's environment, with
-    HF_HUB_OFFLINE=1 and the repository on PYTHONPATH."""
+    HF_HUB_OFFLINE=1 and the repository on PYTHONPATH. Started as `make run` starts it (ui/server/launch.py:
+    the heavy imports before the server answers); `preload=False` is plain `streamlit run`, for comparing."""
 
     def __init__(self, log_path: Path, port: int | None = None, env: dict | None = None,
-                 address: str | None = None, file_watcher: str | None = "none"):
+                 address: str | None = None, file_watcher: str | None = "none", preload: bool = True):
         self.port, self.log_path = port or free_port(), Path(log_path)
         self.url = f"http://{address or 'localhost'}:{self.port}"
-        args = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+        start = ["-m", "ui.server.launch"] if preload else ["-m", "streamlit", "run", "app.py"]
+        args = [sys.executable, *start, "--server.headless", "true",
                 "--server.port", str(self.port), "--browser.gatherUsageStats", "false"]
         if address:
             args += ["--server.address", address]

@@ -78,13 +78,21 @@ def _describe_pair(name: str) -> str:
     return f"{name} — {PAIRS[name].description}"
 
 
-def _custom_pickers(sb, rules: ClassroomRules) -> None:
-    """Two menus over the operator's allow-list: a student picks hub ids, never types them."""
+CUSTOM_PICKERS = (("s_target", "Custom target (hub id)", 0), ("s_draft", "Custom drafter (hub id)", 1))
+
+
+def _custom_defaults(rules: ClassroomRules) -> None:
+    """Before the pair is loaded: a custom pair's two ids, kept within the operator's allow-list."""
     ids = list(rules.custom_allowlist)
-    for key, label, default in (("s_target", "Custom target (hub id)", 0), ("s_draft", "Custom drafter (hub id)", 1)):
+    for key, _, default in CUSTOM_PICKERS:
         if st.session_state.get(key) not in ids:
             st.session_state[key] = ids[min(default, len(ids) - 1)]
-        sb.selectbox(label, ids, key=key)
+
+
+def _custom_pickers(sb, rules: ClassroomRules) -> None:
+    """Two menus over the operator's allow-list: a student picks hub ids, never types them."""
+    for key, label, _ in CUSTOM_PICKERS:
+        sb.selectbox(label, list(rules.custom_allowlist), key=key)
 
 
 def _policy_widgets(sb, pair) -> None:
@@ -101,7 +109,7 @@ def _policy_widgets(sb, pair) -> None:
     if name == ADAPTIVE_DEFAULT:
         sb.caption(_adaptive_defaults_text(pair))
     if name in ("heuristic", ADAPTIVE_DEFAULT):
-        sb.caption("The γ slider above is where the heuristic schedule starts.")
+        sb.caption("The γ slider above (outside *Advanced settings*) is where the heuristic schedule starts.")
     sb.slider("Longest round (max γ)", *GAMMA_RANGE, key="s_policy_max")
     if name in ("confidence", "hybrid", ADAPTIVE_DEFAULT):
         c1, c2 = sb.columns(2)
@@ -115,7 +123,7 @@ def _adaptive_defaults_text(pair) -> str:
     """Which policy the adaptive default is for each of the pair's drafters, and where that was measured."""
     if pair is None:
         return f"No pair loaded: the adaptive default is {POLICY_LABELS[DEFAULT_ADAPTIVE]}."
-    names = {"draft": next(iter(pair.drafts)), "medusa": "Medusa heads", "eagle": "EAGLE drafter"}
+    names = {"draft": next(iter(pair.drafts)), **{k: d.name for k, d in pair.self_drafters.items()}}
     drafters = ["draft", *pair.self_drafters]
     parts = [f"{names.get(d, d)}: {POLICY_LABELS[pair.adaptive_policy(d)]}" for d in drafters]
     measured = [pair.adaptive_choices[d] for d in drafters if d in pair.adaptive_choices]
@@ -131,10 +139,10 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     rules = operator.rules()
     if st.session_state.get("s_pair") not in rules.choices:  # the operator's list changed under us
         st.session_state["s_pair"] = rules.default_pair
-    sb.selectbox("Model pair", list(rules.choices), key="s_pair", format_func=_describe_pair,
-                 help="The bundled Shakespeare pair works offline; GPT-2 pairs need the models downloaded once.")
     if st.session_state["s_pair"] == CUSTOM:
-        _custom_pickers(sb, rules)
+        _custom_defaults(rules)
+    # The pair is chosen under "Advanced settings" (drawn below); it is loaded first, since its context length and
+    # vocabulary bound the other settings.
     pair, error = load_pair(*_from_widgets().pair_args)
     if error:
         sb.error(error, icon=":material/cloud_off:")
@@ -148,18 +156,26 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     if warnings:
         st.session_state.setdefault("s_warnings", []).extend(warnings)
 
+    # Up front: what a lesson changes (the prompt, γ, temperature).
     sb.selectbox("Prompt presets", list(PRESETS), index=None, key="s_preset", on_change=_apply_preset,
                  placeholder="Pick a preset line…")
     _clean_widget_prompt()
     sb.text_area("Prompt", key="s_prompt", max_chars=rules.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
-    _policy_widgets(sb, pair)
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
               help="0 makes every choice the argmax: speculative decoding then reproduces greedy decoding exactly.")
-    c1, c2 = sb.columns(2)
+
+    # The rest, folded: still in the URL like every setting.
+    adv = sb.expander("Advanced settings", icon=":material/tune:")
+    adv.selectbox("Model pair", list(rules.choices), key="s_pair", format_func=_describe_pair,
+                  help="The bundled Shakespeare pair works offline; GPT-2 pairs need the models downloaded once.")
+    if st.session_state["s_pair"] == CUSTOM:
+        _custom_pickers(adv, rules)
+    _policy_widgets(adv, pair)
+    c1, c2 = adv.columns(2)
     c1.number_input("Top-k (0 = off)", 0, vocab or FALLBACK_VOCAB, step=1, key="s_top_k")
     c2.number_input("Top-p (1 = off)", *TOP_P_RANGE, step=0.05, key="s_top_p", format="%.2f")
-    c3, c4 = sb.columns(2)
+    c3, c4 = adv.columns(2)
     c3.number_input("Seed", *SEED_RANGE, step=1, key="s_seed",
                     help="Each generation draws from its own generator seeded with this: same seed, same text.")
     c4.number_input("Max new tokens", 1, max_new_limit(context, rules), step=1, key="s_max_new")

@@ -1,4 +1,6 @@
 """Small layout conventions every chapter follows, and the few style rules the theme cannot set."""
+import re
+
 import streamlit as st
 
 TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
@@ -35,6 +37,35 @@ STYLES = """<style>
 def apply_styles() -> None:
     """Add STYLES to the page (once per run, from the frame)."""
     st.html(STYLES)
+
+
+# A chapter is a lesson (STYLE.md, "A page that teaches"): its idea in one sentence, the live demo that shows it
+# on the first 1280×720 screen, one thing to try, then what an expert wants next folded beneath. The demo sits
+# in a container with this key (CSS class st-key-lesson-demo): tests/e2e/test_first_screen.py and
+# scripts/first_paint.py find it there and check that it starts on the first screen.
+DEMO_KEY = "lesson-demo"
+
+
+def idea(sentence: str) -> None:
+    """The chapter's one idea, in one sentence, right under its header."""
+    st.markdown(f"**The idea:** {sentence}")
+
+
+def demo():
+    """The container of the chapter's main demo (use as `with layout.demo():`)."""
+    return st.container(key=DEMO_KEY)
+
+
+def try_this(text: str) -> None:
+    """One thing to try against the running demo."""
+    st.info(f"**Try this:** {text}", icon=":material/lightbulb:")
+
+
+def deeper(label: str, key: str | None = None):
+    """A folded "Go deeper" section (use as `with layout.deeper("…"):`). Its body runs even while closed: keep
+    costly work in it behind a button or a toggle. Its key (by default from its label) keeps its identity across
+    reruns, so a fold the reader opened stays open when a button inside it reruns the page."""
+    return st.expander(f"Go deeper: {label}", key=key or "deeper_" + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")[:60])
 
 
 def intro(seeing: str, try_this: str) -> None:
