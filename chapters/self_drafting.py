@@ -10,7 +10,7 @@ from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.self_draft import compare_drafters
 from specdec_core.sampling import GREEDY
 from ui.sections import self_drafting_heads
-from ui.server import models
+from ui.server import admission, models
 from ui.state import demo, settings
 from ui.widgets import charts, palette, tables
 
@@ -74,8 +74,8 @@ signature = (models.pair_key(pair), s.signature())
 demo.run("Measure the three drafters", key="sd_run", state="sd_result", signature=signature,
          what="the drafter comparison", slot=False, type="primary", icon=":material/compare_arrows:",
          work=lambda progress: {"out": compare_drafters(pair.target, drafters, [ids], GAMMA, max_new, s.sampling,
-                                                        s.seed, REPEATS, hold=demo.hold("the drafter comparison"),
-                                                        progress=progress)})
+                                                        s.seed, REPEATS,
+                                                        pacing=admission.pacing("the drafter comparison", progress))})
 stored = demo.latest("sd_result", signature, stale="note", again="Measure the three drafters")
 if stored:
     rows = stored["out"]["rows"]

@@ -15,7 +15,7 @@ from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import EXACT_TREE
-from ui.server import models, operator
+from ui.server import admission, models, operator
 from ui.state import demo, settings
 from ui.widgets import charts, chips, layout, tables
 
@@ -241,11 +241,11 @@ def render(pair, ids: list[int], s) -> None:
             """The chi-square verdict (and its power) of each rule at this prefix and K, then its economics."""
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, list(SHIPPED), n_tokens=n_tokens, k=int(k),
                                             sampling=sampling, seed=s.seed, gamma=s.gamma, with_power=True,
-                                            hold=demo.hold("your rule tests"), progress=lambda f, text: progress(0.4 * f, text))
+                                            pacing=admission.pacing("your rule tests", lambda f, text: progress(0.4 * f, text)))
             economics = rule_costs.rule_economics(
                 pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out], sampling, n_tokens=SHIPPED_TOKENS,
-                gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, hold=demo.hold("your rule measurements"),
-                progress=lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}"))
+                gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, pacing=admission.pacing(
+                    "your rule measurements", lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}")))
             verdicts = judged.verdicts
             return {"rows": [{"rule": e["rule"], "test": verdicts[e["rule"]].test, "power": verdicts[e["rule"]].power,
                               **e} for e in economics], "figures": judged.acceptance}

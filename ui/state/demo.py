@@ -67,11 +67,6 @@ def _no_progress(_fraction: float, _text: str) -> None:
     admission.checkpoint()
 
 
-def hold(what: str = "your request") -> Callable:
-    """A `hold` for the core's measurements that still take one: the slot of `admission.pacing`."""
-    return admission.pacing(what).slot
-
-
 def _bar(text: str) -> tuple:
     """A progress bar, and the (fraction, text) -> None that draws on it between timed runs."""
     bar = st.progress(0.0, text=text)
