@@ -20,11 +20,12 @@ dev: .venv/ready
 
 test: .venv/ready
 	scripts/ensure_chromium.sh
+	scripts/ensure_postgres.sh
 	$(PY) -m pytest -q
 
-# The core and app tests without the browser and the slow statistical/training ones (a few minutes less).
+# The core, app and class-store tests without the browser and the slow statistical/training ones (a few minutes less).
 test-fast: .venv/ready
-	$(PY) -m pytest -q -m "not browser and not slow" tests/core tests/app
+	$(PY) -m pytest -q -m "not browser and not slow" tests/core tests/app tests/classroom
 
 lint: .venv/ready
 	$(PY) -m ruff check .

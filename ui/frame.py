@@ -21,6 +21,8 @@ def render():
     threads = models.configure_torch()
     pages = [st.Page(c.path, title=c.title, icon=c.icon, default=(i == 0))
              for i, c in enumerate(chapters.CHAPTERS)]
+    cm = chapters.CLASS_MODE
+    pages.append(st.Page(cm.path, title=cm.title, icon=cm.icon, url_path=chapters.CLASS_URL))
     # An old chapter's URL lands on the chapter that now holds its content: a hidden page at the old URL
     # whose file runs its new home's script (chapters.run_moved), under its new home's title.
     titles = {c.path: c.title for c in chapters.CHAPTERS}
@@ -30,7 +32,8 @@ def render():
     st.sidebar.markdown(f"**{layout.TITLE}**")
     sidebar.init_from_url()
     current, pair, _ = sidebar.sidebar(models.get_pair)
-    sidebar.sync_url(current)
+    if page.url_path != chapters.CLASS_URL:  # class mode's URL holds its own keys (join, code, view, student)
+        sidebar.sync_url(current)
     if pair is not None:
         st.sidebar.caption(f"target {pair.target_name} ({pair.target_params / 1e6:.1f}M params) · "
                            f"draft {pair.draft_name} ({pair.draft_params / 1e6:.1f}M) · {pair.device}, "

@@ -45,6 +45,12 @@ CHAPTERS = [
             "then further reading."),
 ]
 
+# Class mode, after the story (not a chapter: no "next" link, not on Home's list), at /class: a teacher runs
+# votes, students answer from their phones, the projector shows the counts (chapters/class_room.py).
+CLASS_MODE = Chapter("chapters/class_room.py", "Class mode", ":material/groups:",
+                     "Ask the room: students vote from their phones, the screen shows the counts, then a second vote.")
+CLASS_URL = "class"
+
 # Chapters whose content moved: the old page file (its URL) -> the chapter that now holds most of it.
 # Their URLs keep working: app.py registers each as a hidden page that switches to its new home.
 MOVED = {
