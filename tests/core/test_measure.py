@@ -271,6 +271,22 @@ def test_replay_frames_show_both_lanes_at_once(small_pair):
     assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))
 
 
+def test_the_race_warms_up_and_takes_its_slots_through_its_one_pacing(small_pair):
+    """The core owns the race's warm-up: it runs inside the pacing's slot, and every lane takes a slot of its
+    own; nothing else is entered (the page takes no slot of its own)."""
+    target, draft = small_pair
+    slots = []
+
+    @contextlib.contextmanager
+    def slot():
+        slots.append(1)
+        yield
+
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=1, max_repeats=1,
+                            pacing=Pacing(slot))
+    assert len(slots) == 1 + 2 and result.identical  # the warm-up, then the two lanes
+
+
 def test_pass_times_say_where_their_costs_come_from():
     spec = [_round(3, 0.016, [0.009, 0.001, 0.001]) for _ in range(2)]
     times = PassTimes().add(_result([0.010] * 5)).add(_result([0.016] * 2, spec), "d")
