@@ -7,7 +7,7 @@ import streamlit as st
 from specdec_core import theory
 from ui.sections import alpha_by_kind, alpha_cost_model, alpha_measured, alpha_paper, alpha_policies
 from ui.server import measure, models
-from ui.state import settings
+from ui.state import dial, settings
 from ui.widgets import charts, layout
 
 GAMMA_AXIS = list(range(1, 21))
@@ -23,11 +23,8 @@ layout.idea("how much a round yields depends on α, the chance that the target a
             "fraction of a target pass, so the best γ grows with α.")
 
 profile = measure.cost_profile(pair)
-c_default = round(min(max(profile.c, 0.0), 1.0), 3)
-# These α / γ / c controls are the app's one set: the race reads them too (ui/frame.py keeps them across pages).
-st.session_state.setdefault("ad_alpha", 0.8)
-st.session_state.setdefault("ad_gamma", s.gamma)
-st.session_state.setdefault("ad_c", c_default)
+c_default = dial.measured_c(profile)
+dial.set_defaults(s, profile)  # the app's one set of α / γ / c controls: the race reads them too
 st.session_state.setdefault("ad_hw", False)
 
 

@@ -20,7 +20,7 @@ import streamlit as st
 import classroom
 from classroom import codes
 from ui.content import class_demos
-from ui.server import models
+from ui.server import admission, models
 from ui.state import demo, settings
 from ui.widgets import class_views
 
@@ -390,8 +390,8 @@ def demo_panel(code: str, q) -> None:
     ids = models.require_prompt_ids(pair)
     s = settings.current()
     stored = demo.execute(f"cm_demo_{code}_{q.id}", (models.pair_key(pair), s.signature(), q.id),
-                          lambda progress: {"result": class_demos.run(spec, pair, ids, s, progress,
-                                                                      demo.hold("the class demo"))},
+                          lambda progress: {"result": class_demos.run(spec, pair, ids, s,
+                                                                      admission.pacing("the class demo", progress))},
                           what="the class demo", failure="Could not run the demo", slot=False,
                           progress_text="Running the demo…")
     room(code)["verdicts"][q.id] = class_demos.verdict(spec, stored["result"])

@@ -41,12 +41,10 @@ def measure_speedup(ids: list[int], progress) -> dict:
     """The core's race of the headline request (interleaved repetitions, median and spread), kept for
     every visitor (`demo.run(shared=True)`): it sits behind a button so that it never delays Home's
     first paint."""
-    with admission.slot("the live figure"):
-        race.warm_up(pair.target, pair.draft, ids, s.gamma)
     cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
-    result = race.live_race(pair.target, pair.draft, ids, s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.sampling,
-                            s.effective_seed, max_repeats=cap, warm=False, hold=demo.hold("the live figure"),
-                            progress=lambda f, text: progress(f, f"Racing: {text}"))
+    result = race.live_race(pair.target, pair.draft, s.request(ids, min(s.max_new_tokens, HEADLINE_TOKENS)), s.gamma,
+                            max_repeats=cap, pacing=admission.pacing("the live figure",
+                                                                     lambda f, text: progress(f, f"Racing: {text}")))
     return {"speedups": result.speedups}
 
 
@@ -68,8 +66,8 @@ with layout.demo():
             st.warning(problem, icon=":material/edit_note:")
         else:
             with st.spinner("Generating with and without speculation on this machine…", show_time=True):
-                h = headline(models.pair_key(pair), tuple(ids), s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS),
-                             s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
+                h = headline(models.pair_key(pair), s.request(ids, min(s.max_new_tokens, HEADLINE_TOKENS), "model"),
+                             s.gamma, pair)
             m = st.columns(3)
             m[0].metric("Tokens per target pass", f"{h['tokens_per_pass']:.2f}",
                         help="Plain decoding makes exactly 1.00: one pass, one token.")

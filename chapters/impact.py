@@ -8,11 +8,10 @@ from plotly.subplots import make_subplots
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
 from ui.sections import impact_limits, impact_lineage
-from ui.server import measure, models
+from ui.server import admission, measure, models
 from ui.state import demo, settings
 from ui.widgets import charts, chips, layout, palette, tables
 
-NGRAM, UNIGRAM = "n-gram prompt lookup", "unigram (context counts)"
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
 REPEATING_PROMPT = ("HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
                     "HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n"
@@ -48,12 +47,11 @@ with st.container(key="lesson-demo"):
     with st.expander("The prompt"):
         st.html(chips.provenance_html(pair.tokenizer, ids, [], []))
     drafters = {**{f"model: {label}": model for label, model in pair.drafts.items()},
-                **{f"reads the target: {label}": d for label, d in (("Medusa heads", pair.self_drafters.get("medusa")),
-                                                                    ("EAGLE drafter", pair.self_drafters.get("eagle"))) if d},
-                NGRAM: NgramDrafter(), UNIGRAM: UnigramDrafter()}
+                **{f"reads the target: {d.name}": d for d in pair.self_drafters.values()},
+                **{d.name: d for d in (NgramDrafter(), UnigramDrafter())}}  # each drafter names itself
     # Each drafter's key in the pair's record of adaptive defaults (pairs.ModelPair.adaptive_policy).
-    record_keys = {f"model: {next(iter(pair.drafts))}": "draft", "reads the target: Medusa heads": "medusa",
-                   "reads the target: EAGLE drafter": "eagle"}
+    record_keys = {f"model: {next(iter(pair.drafts))}": "draft",
+                   **{f"reads the target: {d.name}": key for key, d in pair.self_drafters.items()}}
     if s.policy == settings.ADAPTIVE_DEFAULT:
         length_text = ("Each drafter drafts with the adaptive policy measured best for it (" + "; ".join(
             f"{label}: {s.describe_policy(pair, record_keys[label])}" for label in drafters if label in record_keys)
@@ -71,9 +69,9 @@ with st.container(key="lesson-demo"):
               for label in drafters}  # each plans with this machine's c and v
     demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature, what="your shoot-out",
              slot=False, type="primary", icon=":material/emoji_events:",
-             work=lambda progress: {"out": race.drafter_shootout(pair.target, drafters, ids, policy, max_new,
-                                                                 s.sampling, s.seed, repeats=SHOOTOUT_REPEATS,
-                                                                 progress=progress, hold=demo.hold("your shoot-out"))})
+             work=lambda progress: {"out": race.drafter_shootout(
+                 pair.target, drafters, s.request(ids, max_new), policy, repeats=SHOOTOUT_REPEATS,
+                 pacing=admission.pacing("your shoot-out", progress))})
     stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
     if stored:
         rows = stored["out"]["rows"]

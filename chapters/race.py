@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
 from ui.sections import race_simulated, race_sweep
-from ui.server import admission, measure, models
+from ui.server import measure, models
 from ui.state import demo, settings
 from ui.widgets import chips, layout
 
@@ -66,21 +66,16 @@ with layout.demo():
             time.sleep(REPLAY_S / REPLAY_FRAMES if end > 0 else 0)
 
 
-    def run_race(progress) -> dict:
+    # Every press measures afresh: nothing cached answers a new click. The core warms both decoders up and
+    # takes a generation slot per lane (the pacing); the page draws the lanes afterwards.
+    ran = None
+    if start_box.button("Start the race", key="race_run", type="primary", icon=":material/sports_score:"):
         for name in lane_boxes:
             draw_lane(name, [], [], 0, None)
-        progress(0.0, "Warming up both decoders (untimed)…")
-        with admission.slot("your race"):
-            race.warm_up(pair.target, pair.draft, ids, policy)
-        cap = demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS)
-        return {"race": race.live_race(pair.target, pair.draft, ids, policy, s.max_new_tokens, s.sampling, s.seed,
-                                       max_repeats=cap, warm=False, hold=demo.hold("your race"), progress=progress)}
-
-
-    # Every press measures afresh: nothing cached answers a new click.
-    ran = demo.run("Start the race", key="race_run", where=start_box, state="race_live", signature=signature,
-                   work=run_race, what="your race", failure="Could not race", slot=False, progress_text="Racing…",
-                   type="primary", icon=":material/sports_score:")
+        with demo.measuring("your race", "Racing…", "Could not race") as pacing:
+            live = race.live_race(pair.target, pair.draft, s.request(ids), policy, pacing=pacing,
+                                  max_repeats=demo.repeats_cap(race.RACE_REPEATS, race.RACE_MAX_REPEATS))
+        ran = demo.keep("race_live", signature, {"race": live})
     stored = demo.latest("race_live", signature)
     live = stored["race"] if stored else None
     if live is None:

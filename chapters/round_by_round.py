@@ -7,7 +7,7 @@ import torch
 
 from specdec_core import drafts_frame, rounds_frame, sampler, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_GAMMA, STOP_IN_WORDS, make_policy
-from specdec_core.sampling import SamplingConfig
+from specdec_core.request import GenerationRequest
 from ui.sections import round_distributions, round_drafting, round_rule
 from ui.server import admission, measure, models
 from ui.state import settings
@@ -21,15 +21,12 @@ ids = models.require_prompt_ids(pair)
 
 
 @admission.cached(max_entries=32, what="these rounds")
-def generation(pair_id: str, prompt_ids: tuple[int, ...], policy_args: tuple, max_new: int, temperature: float,
-               top_k: int, top_p: float, seed: int, _pair, _policy, drafter: str = "draft"):
-    """A whole speculative generation with full traces (the seed makes it reproducible). `_policy` is
+def generation(pair_id: str, request: GenerationRequest, policy_args: tuple, _pair, _policy, drafter: str = "draft"):
+    """A whole speculative generation of the request with full traces (its seed makes it reproducible). `_policy` is
     the one `policy_args` names, planning with this machine's costs (fixed per server process); `drafter`
     is "draft" or a key of the pair's self_drafters."""
     d = _pair.self_drafters[drafter] if drafter in _pair.self_drafters else _pair.draft
-    return speculative_generate(_pair.target, d, list(prompt_ids), gamma=_policy,
-                                max_new_tokens=max_new, sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
-                                seed=seed, trace=True, on_round=admission.on_round)
+    return speculative_generate(_pair.target, d, request, gamma=_policy, trace=True, on_round=admission.on_round)
 
 
 st.header("A Round, Token by Token")
@@ -60,8 +57,7 @@ if which != "draft" and which not in pair.self_drafters:
 chosen = s.for_drafter(pair, which)  # the adaptive default is the policy measured best for this drafter
 try:
     with st.spinner("Generating the rounds…", show_time=True):
-        result = generation(models.pair_key(pair), tuple(ids), chosen.policy_args, s.max_new_tokens, s.temperature,
-                            s.top_k, s.top_p, s.effective_seed, pair,
+        result = generation(models.pair_key(pair), s.request(ids, eos_token_id="model"), chosen.policy_args, pair,
                             measure.planning_policy(pair, make_policy(*chosen.policy_args)), which)
 except ValueError as err:
     st.error(f"Could not generate: {err}")

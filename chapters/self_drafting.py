@@ -10,7 +10,7 @@ from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.self_draft import compare_drafters
 from specdec_core.sampling import GREEDY
 from ui.sections import self_drafting_heads
-from ui.server import models
+from ui.server import admission, models
 from ui.state import demo, settings
 from ui.widgets import charts, palette, tables
 
@@ -35,8 +35,8 @@ if not pair.self_drafters:
 
 medusa, eagle = pair.self_drafters.get("medusa"), pair.self_drafters.get("eagle")
 width = next(iter(pair.self_drafters.values())).config.width
-params = {name: sum(p.numel() for p in d.net.parameters()) for name, d in
-          (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}
+heads = {d.name: d for d in (medusa, eagle) if d is not None}  # each drafter names itself
+params = {name: sum(p.numel() for p in d.net.parameters()) for name, d in heads.items()}
 
 with st.container(key="lesson-demo"):
     st.subheader("One round, three drafters")
@@ -45,9 +45,7 @@ with st.container(key="lesson-demo"):
     truth = autoregressive_generate(pair.target, ids, GAMMA, GREEDY).tokens
     words = lambda toks: [charts.token_label(pair.tokenizer.decode([t])) for t in toks]
     first = {"target (what it writes)": (words(truth), [None] * len(truth))}
-    for label, d in (("distilled draft", pair.draft), ("Medusa heads", medusa), ("EAGLE drafter", eagle)):
-        if d is None:
-            continue
+    for label, d in {"distilled draft": pair.draft, **heads}.items():
         r = speculative_generate(pair.target, d, ids, gamma=GAMMA, max_new_tokens=GAMMA + 1, sampling=GREEDY, max_rounds=1)
         rnd = r.rounds[0] if r.rounds else None
         drafts = rnd.draft_tokens if rnd else []
@@ -70,15 +68,14 @@ st.info("**Try this:** measure the three drafters below, then compare their acce
         "calibration charts: which drafter knows when it is right?", icon=":material/lightbulb:")
 
 st.subheader("Measured: the three drafters on this prompt")
-drafters = {"distilled draft": pair.draft, **{name: d for name, d in
-                                              (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}}
+drafters = {"distilled draft": pair.draft, **heads}
 max_new = min(s.max_new_tokens, pair.context_length - len(ids))
 signature = (models.pair_key(pair), s.signature())
 demo.run("Measure the three drafters", key="sd_run", state="sd_result", signature=signature,
          what="the drafter comparison", slot=False, type="primary", icon=":material/compare_arrows:",
          work=lambda progress: {"out": compare_drafters(pair.target, drafters, [ids], GAMMA, max_new, s.sampling,
-                                                        s.seed, REPEATS, hold=demo.hold("the drafter comparison"),
-                                                        progress=progress)})
+                                                        s.seed, REPEATS,
+                                                        pacing=admission.pacing("the drafter comparison", progress))})
 stored = demo.latest("sd_result", signature, stale="note", again="Measure the three drafters")
 if stored:
     rows = stored["out"]["rows"]

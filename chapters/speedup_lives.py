@@ -7,14 +7,14 @@ import streamlit as st
 
 from specdec_core import NgramDrafter, autoregressive_generate, speculative_generate
 from specdec_core.analysis.usage import pass_usage, usage_summary
-from specdec_core.sampling import SamplingConfig
+from specdec_core.request import GenerationRequest
 from ui.sections import speedup_lives_lossless
 from ui.server import admission, models
 from ui.state import settings
 from ui.widgets import chips, layout
 
 MAX_GRID_TOKENS = 48  # more columns than this stop being readable
-NGRAM = "n-gram lookup (no model)"
+NGRAM = f"{NgramDrafter().name} (no model)"
 STATUS_STYLE = {  # status -> (chip kind for the colour, marker symbol, legend text)
     "target": ("target", "square", "used: the one distribution of a plain pass"),
     "accepted": ("accepted", "square", "used: confirmed a draft"),
@@ -35,15 +35,11 @@ lesson = st.container(key="lesson-demo")
 
 
 @admission.cached(max_entries=32, what="both traces")
-def traces(pair_id: str, drafter: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, temperature: float,
-           top_k: int, top_p: float, seed: int, _pair):
-    """Plain and speculative generations of the same request, with per-pass usage."""
-    sampling = SamplingConfig.from_controls(temperature, top_k, top_p)
+def traces(pair_id: str, drafter: str, request: GenerationRequest, gamma: int, _pair):
+    """Plain and speculative generations of the same request (frozen: the cache's key), with per-pass usage."""
     d = NgramDrafter() if drafter == NGRAM else _pair.drafts[drafter]
-    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, sampling, seed=seed, eos_token_id=None,
-                                    on_token=admission.on_token)
-    spec = speculative_generate(_pair.target, d, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=sampling, seed=seed, eos_token_id=None, trace=False, on_round=admission.on_round)
+    plain = autoregressive_generate(_pair.target, request, on_token=admission.on_token)
+    spec = speculative_generate(_pair.target, d, request, gamma=gamma, trace=False, on_round=admission.on_round)
     return {"plain": pass_usage(plain), "spec": pass_usage(spec), "plain_tokens": plain.tokens, "spec_tokens": spec.tokens}
 
 
@@ -55,8 +51,7 @@ n_tokens = min(s.max_new_tokens, MAX_GRID_TOKENS)
 if s.max_new_tokens > MAX_GRID_TOKENS:
     lesson.caption(f"The grid shows the first {MAX_GRID_TOKENS} tokens (the sidebar asks for {s.max_new_tokens}).")
 with st.spinner("Generating both traces…"):
-    t = traces(models.pair_key(pair), drafter, tuple(ids), s.gamma, n_tokens, s.temperature, s.top_k, s.top_p,
-               s.effective_seed, pair)
+    t = traces(models.pair_key(pair), drafter, s.request(ids, n_tokens), s.gamma, pair)
 
 
 def grid(frame_, tokens, title: str, key: str) -> None:

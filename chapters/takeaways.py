@@ -82,8 +82,7 @@ lesson = st.container(key="lesson-demo")
 if problem:
     lesson.warning(f"The figures measured here need a usable prompt: {problem}", icon=":material/edit_note:")
 else:
-    h = headline(models.pair_key(pair), tuple(ids), s.gamma, min(s.max_new_tokens, HEADLINE_TOKENS), s.temperature,
-                 s.top_k, s.top_p, s.effective_seed, pair)
+    h = headline(models.pair_key(pair), s.request(ids, min(s.max_new_tokens, HEADLINE_TOKENS), "model"), s.gamma, pair)
     stored = demo.latest("home_speedup", (models.pair_key(pair), s.signature()), shared=True)
     speedup = stored["speedups"] if stored else None
     profile = measure.cost_profile(pair)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from specdec_core import tree_generate
 from specdec_core.sampling import SamplingConfig
-from specdec_core.tree import tree_size
+from specdec_core.tree_draft import tree_size
 from ui.sections import trees_best_first, trees_measure, trees_rule
 from ui.server import admission, models
 from ui.state import settings, tree_settings

@@ -116,12 +116,14 @@ class Library:
         self.race, self.request = race, request
         self.pair = load_pair(request["pair"])
         self.ids = self.pair.tokenizer.encode(request["prompt"])
-        race.warm_up(self.pair.target, self.pair.draft, self.ids, request["gamma"])
 
     def click(self) -> dict:
+        from specdec_core import GenerationRequest
+
         q, p = self.request, self.pair
-        r = self.race.live_race(p.target, p.draft, self.ids, q["gamma"], q["max_new_tokens"], q["sampling"], q["seed"],
-                                warm=False)  # the page's repetitions: race.RACE_REPEATS, up to RACE_MAX_REPEATS
+        r = self.race.live_race(p.target, p.draft, GenerationRequest(self.ids, q["max_new_tokens"], q["sampling"],
+                                                                      q["seed"], None),
+                                q["gamma"])  # the page's warm-up and repetitions: race.RACE_REPEATS, up to RACE_MAX_REPEATS
         return {"speedup": round(r.speedup, 2), "standard_ms": 1e3 * r.standard_s.median,
                 "speculative_ms": 1e3 * r.speculative_s.median, "races": r.speedups.n}
 
@@ -129,7 +131,7 @@ class Library:
 def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict], list[dict]]:
     """App and library take turns, app first in even rounds and library first in odd ones (the
     method the app itself uses), so a busy moment of the machine hits both alike."""
-    from specdec_core.analysis.measure import contest
+    from specdec_core.analysis.stats import contest
     out = contest({"app": lambda: app_click(page), "library": library.click}, clicks).results
     return out["app"], out["library"]
 
@@ -137,12 +139,12 @@ def clicks_interleaved(page, library: Library, clicks: int) -> tuple[list[dict],
 def same_architecture_c(request: dict, repeats: int = 3) -> None:
     """c of every bundled drafter from the same short runs (the pages' calibration): drafters of one
     architecture should get the same c."""
-    from specdec_core.analysis import measure
+    from specdec_core.analysis import pass_costs
     from specdec_core.pairs import load_pair
 
     pair = load_pair(request["pair"])
     ids = pair.tokenizer.encode(request["prompt"])
-    c = measure.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
+    c = pass_costs.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
     ratio = max(c.values()) / min(c.values())
     print("  c from the runs' passes: " + ", ".join(f"{label} {value:.4f}" for label, value in c.items())
           + f"; max/min {ratio:.3f}  [{verdict(ratio <= 1.10)} same architecture within 10%]")

@@ -120,7 +120,7 @@ class Expected:
     def __init__(self, max_new: int):
         import torch
 
-        from specdec_core import GREEDY, SamplingConfig, autoregressive_generate
+        from specdec_core import GREEDY, GenerationRequest, SamplingConfig, autoregressive_generate
         from specdec_core.analysis import race
         from specdec_core.pairs import load_pair
 
@@ -129,7 +129,7 @@ class Expected:
         self.max_new = max_new
         self._cache: dict = {}
         self._greedy, self._sampling = GREEDY, SamplingConfig(1.0)
-        self._plain, self._race = autoregressive_generate, race.live_race
+        self._plain, self._race, self._request = autoregressive_generate, race.live_race, GenerationRequest
 
     def ids(self, prompt: str) -> list[int]:
         return self.pair.tokenizer.encode(prompt)
@@ -143,8 +143,8 @@ class Expected:
             elif what == "serial_seeded":
                 out = [self._plain(p.target, ids, self.max_new, self._sampling, seed=seed).tokens]
             elif what == "race_seeded":
-                lanes = self._race(p.target, p.draft, ids, GAMMA, self.max_new, self._sampling, seed, repeats=1,
-                                   warm=False)
+                asked = self._request(ids, self.max_new, self._sampling, seed, None)
+                lanes = self._race(p.target, p.draft, asked, GAMMA, repeats=1)
                 out = [lanes.standard.tokens, lanes.speculative.tokens]
             elif what == "identical_greedy":  # plain and speculative greedy, EOS not stopping either
                 plain = self._plain(p.target, ids, self.max_new, self._greedy, seed=0, eos_token_id=None).tokens

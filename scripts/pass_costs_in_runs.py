@@ -1,7 +1,7 @@
 """Does a target pass cost the same inside a generation as in a tight loop by itself?
 
 Pairs, in one process: ten isolated passes over 1 and over gamma + 1 positions
-(`measure.pass_cost`, the benchmark's cost profile), then one speculative and one plain greedy
+(`pass_costs.pass_cost`, the benchmark's cost profile), then one speculative and one plain greedy
 generation whose own pass timers give the same two costs. Prints v = cost(gamma + 1) / cost(1)
 both ways for every pair, and the medians. docs/benchmarks.md uses it to explain why the
 benchmark predicts from the runs' own pass costs. Run (about a minute, on a quiet machine):
@@ -13,7 +13,7 @@ import statistics
 
 import torch
 
-from specdec_core.analysis.measure import pass_cost
+from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import autoregressive_generate, speculative_generate
 from specdec_core.sampling import GREEDY

@@ -3,7 +3,7 @@
     python scripts/weight_read_rate.py [--repeats 30]
 
 One torch thread, the bundled target's 32 layer matrices (the lean pass's products, 1 row each) and
-its LM head, timed interleaved by the core's `measure.contest`, median and range:
+its LM head, timed interleaved by the core's `stats.contest`, median and range:
   - torch.addmm on the stored (in, out) layout: what the lean pass calls;
   - F.linear and torch.addmv on an (out, in) copy: the other layout MKL could be given;
   - oneDNN's linear on a packed copy (torch.ops.mkldnn): the other library kernel torch ships;
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from specdec_core import load_pair  # noqa: E402
-from specdec_core.analysis import measure  # noqa: E402
+from specdec_core.analysis import stats  # noqa: E402
 
 
 def layer_matrices(model) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -61,7 +61,7 @@ def main() -> int:
           for name, k in kernels.items()}
     fs[f"sum over the same {mb:.0f} MB"] = lambda: flat.sum()
     fs["LM head, F.linear (1 row)"] = lambda: F.linear(rows[head.shape[1]], head)
-    done = measure.contest({name: (lambda f=f: measure.timed(f)[1]) for name, f in fs.items()}, args.repeats)
+    done = stats.contest({name: (lambda f=f: stats.timed(f)[1]) for name, f in fs.items()}, args.repeats)
 
     print(f"one torch thread, {len(layers)} layer matrices ({mb:.1f} MB fp32), 1 row, {args.repeats} interleaved "
           f"repetitions; {torch.backends.cpu.get_cpu_capability()}")

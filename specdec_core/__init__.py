@@ -1,10 +1,11 @@
 """SpecDec Lab's core: exact speculative decoding over transformers causal LMs (no UI code here)."""
 from . import lossy, theory
 from .batch import MAX_BATCH, BatchResult, batch_generate
+from .checks import MAX_GAMMA
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
 from .pairs import PRECISIONS, ModelPair, PairUnavailable, load_pair
 from .request import GenerationRequest
-from .sampler import EXACT, MAX_GAMMA, Rule, autoregressive_generate, speculative_generate
+from .sampler import EXACT, Rule, autoregressive_generate, speculative_generate
 from .sampling import GREEDY, SamplingConfig
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts_frame, rounds_frame
 from .tree import EXACT_TREE, TreeRule, tree_generate

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import torch
 
 from .batch_lm import BatchLM
+from .checks import MAX_GAMMA
 from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
 from .passes import vocab_size
-from .policies import MAX_GAMMA
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult
@@ -48,7 +48,7 @@ class BatchResult:
 
     @property
     def total_s(self) -> float:
-        """The batch's wall time, named as a GenerationResult names it (measure.decode_seconds reads it)."""
+        """The batch's wall time, named as a GenerationResult names it (stats.decode_seconds reads it)."""
         return self.seconds
 
     @property
@@ -152,14 +152,6 @@ def start_batch(drafter: Drafter, vocab: int, rows: int):
     return drafter.start_batch(vocab, rows)
 
 
-# --- one row's bookkeeping ------------------------------------------------------------------------------
-
-@dataclass
-class _RowDrafts:
-    """A row's share of the batched drafter's passes (what `Generation.result` reads as its session's)."""
-    passes: int = 0
-
-
 # --- the loop -------------------------------------------------------------------------------------------
 
 @torch.inference_mode()
@@ -177,7 +169,7 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
 
     start = time.perf_counter()
     rows = [Generation(p, max_new_tokens, *make_generator(seed + i), eos, drafter=drafter,
-                       session=_RowDrafts() if drafter is not None else None, start=start)
+                       start=start)
             for i, p in enumerate(prompts)]
     lm = BatchLM(target, B, forward)
     lm.extend({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
@@ -208,7 +200,7 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
                 lm.rollback(i, len(x) - v.n_accepted)  # this row's rejected drafts only
                 new, hit_eos = g.commit(x[:v.n_accepted], v.next_token, v.next_kind)
                 drafted = len(proposals[i].pass_s) if i in proposals else 0
-                g.session.passes += drafted
+                g.draft_passes += drafted
                 g.end_round(g.round_record(
                     new, x, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms,
                     proposals[i].pass_s if i in proposals else [], drafted, lm.last_pass_s, gamma=gamma), hit_eos)

@@ -1,36 +1,10 @@
-"""What a draft-length policy plans with: the cost of a round (c and v(gamma) of theory.speedup), the
-drafter's confidence in its next token, and the bounds every policy's settings are checked against."""
+"""What a draft-length policy plans with: the cost of a round (c and v(gamma) of theory.speedup), as
+one frozen type, planned or measured."""
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import torch
-
-MAX_GAMMA = 32  # beyond this a round is all waste: even alpha = 0.95 keeps 0.95**32 < 20% of drafts
-SIGNALS = ("top", "margin")  # confidence signals: top probability, or top-1 minus top-2 probability
-
-
-def check_int(name: str, value, lo: int, hi: int) -> int:
-    """value, if it is an integer in [lo, hi]; else ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    return value
-
-
-def check_float(name: str, value, lo: float, hi: float) -> float:
-    """value as a float, if it is a finite number in [lo, hi]; else ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not lo <= value <= hi:
-        raise ValueError(f"{name} must be a number in [{lo}, {hi}], got {value!r}")
-    return float(value)
-
-
-def check_learning(policy) -> None:
-    """The settings every policy that learns acceptance as it goes shares."""
-    check_float("prior_alpha", policy.prior_alpha, 0.0, 0.999)
-    check_float("prior_weight", policy.prior_weight, 0.01, 1000.0)
-    check_float("decay", policy.decay, 0.0, 1.0)
-    check_int("max_gamma", policy.max_gamma, 1, MAX_GAMMA)
+from .checks import check_float
 
 
 @dataclass(frozen=True)
@@ -103,13 +77,3 @@ class Costs:
     def from_profile(cls, costs: "Costs", max_gamma: int = 16) -> "Costs":
         """`costs.planning(max_gamma)`: measured costs as a policy plans with them."""
         return costs.planning(max_gamma)
-
-
-def confidence(logits: torch.Tensor, signal: str = "margin") -> torch.Tensor:
-    """The drafter's confidence in its next token from its RAW logits (..., V), before any sampling
-    transform (in greedy mode the transformed q is one-hot and says nothing): "top" is the top
-    probability, "margin" the top probability minus the second's."""
-    if signal not in SIGNALS:
-        raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
-    top2 = torch.softmax(logits.float(), dim=-1).topk(2, dim=-1).values  # (..., 2)
-    return top2[..., 0] if signal == "top" else top2[..., 0] - top2[..., 1]

@@ -1,4 +1,5 @@
-"""The one generation skeleton: what every decoder here does around its own drafting and verification.
+"""The skeleton: what every decoder here does around its own drafting and verification (the decoding
+loops that drive it are sampler.py and tree.py; the logits -> distribution transform is sampling.py).
 
 nanoGPT's `generate` is one short loop that every sampling variant goes through; ours is this
 bookkeeping, which plain decoding, speculative chains (sampler.py), token trees (tree.py), the
@@ -91,7 +92,8 @@ def check_inputs(target, prompt_ids, max_new_tokens: int, sampling, drafter: Dra
 @dataclass
 class Generation:
     """One generation's state between rounds. `begin` makes one around the target's cache; one made
-    directly (lm=None, session=None) is bookkeeping alone, as the lab's replay and batching use."""
+    directly (lm=None, session=None) is bookkeeping alone, as the lab's replay and a batch's rows use: a
+    batch row counts its share of the batched drafter's passes in `draft_passes`, no session needed."""
     prompt: list[int]
     max_new_tokens: int
     generator: torch.Generator | None = None
@@ -103,6 +105,7 @@ class Generation:
     session: DraftSession | None = None  # the drafter's state for this generation
     start: float = field(default_factory=time.perf_counter)  # when the target began reading the prompt
     prefill_s: float = 0.0
+    draft_passes: int = 0  # bookkeeping alone: the draft passes made for it (a session counts its own)
     context: list[int] = field(init=False)  # prompt + tokens
     tokens: list[int] = field(default_factory=list)  # the new tokens
     kinds: list[str] = field(default_factory=list)  # per new token: "target", "accepted", "corrective", "bonus"
@@ -202,7 +205,8 @@ class Generation:
         if self.stop != STOP_EOS and self.tokens_left > 0:
             self.stop = STOP_MAX_ROUNDS
         fields.setdefault("drafter", self.drafter.name if self.drafter is not None else None)
-        return GenerationResult(self.tokens, len(self.pass_s), self.session.passes if self.session else 0,
+        drafted = self.session.passes if self.session is not None else self.draft_passes
+        return GenerationResult(self.tokens, len(self.pass_s), drafted,
                                 self.rounds, self.kinds, self.pass_s, self.prefill_s,
                                 time.perf_counter() - self.start, self.stop, self.seed,
                                 prompt_len=len(self.prompt), **fields)

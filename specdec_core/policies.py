@@ -33,7 +33,29 @@ from typing import Protocol
 
 import torch
 
-from .costs import MAX_GAMMA, SIGNALS, Costs, check_float, check_int, check_learning, confidence  # noqa: F401
+from .checks import MAX_GAMMA, check_float, check_int
+from .costs import Costs
+
+SIGNALS = ("top", "margin")  # confidence signals: top probability, or top-1 minus top-2 probability
+
+
+def confidence(logits: torch.Tensor, signal: str = "margin") -> torch.Tensor:
+    """The drafter's confidence in its next token from its RAW logits (..., V), before any sampling
+    transform (in greedy mode the transformed q is one-hot and says nothing): "top" is the top
+    probability, "margin" the top probability minus the second's."""
+    if signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
+    top2 = torch.softmax(logits.float(), dim=-1).topk(2, dim=-1).values  # (..., 2)
+    return top2[..., 0] if signal == "top" else top2[..., 0] - top2[..., 1]
+
+
+def check_learning(policy) -> None:
+    """The settings every policy that learns acceptance as it goes shares."""
+    check_float("prior_alpha", policy.prior_alpha, 0.0, 0.999)
+    check_float("prior_weight", policy.prior_weight, 0.01, 1000.0)
+    check_float("decay", policy.decay, 0.0, 1.0)
+    check_int("max_gamma", policy.max_gamma, 1, MAX_GAMMA)
+
 
 # Why drafting stopped in a round (RoundTrace.draft_stop).
 STOP_GAMMA = "gamma"  # drafted the round's gamma

@@ -1,4 +1,6 @@
-"""Speculative decoding: the exact sampler, and plain autoregressive decoding as its baseline.
+"""The decoding loops: speculative decoding's exact sampler, and plain autoregressive decoding as its
+baseline (the logits -> distribution transform is sampling.py; the bookkeeping every loop shares,
+generation.py).
 
 Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding" (2022),
 Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling"
@@ -32,10 +34,10 @@ from dataclasses import dataclass
 
 import torch
 
+from .checks import MAX_GAMMA
 from .drafters import Proposal
 from .generation import begin
 from .policies import (
-    MAX_GAMMA,
     STOP_CONFIDENCE,
     STOP_DRAFTER,
     STOP_GAMMA,

@@ -1,4 +1,5 @@
-"""The paper's closed-form cost model (Leviathan et al. 2022, section 3), plus a hardware-aware variant.
+"""The paper's closed-form cost model (Leviathan et al. 2022, section 3), plus a hardware-aware variant,
+and a race simulated from it (time counted in target passes; the live race is analysis.race).
 
 alpha: probability that a draft token is accepted (assumed i.i.d. across positions).
 gamma: draft tokens per round.    c: cost of one draft pass / cost of one target pass.
@@ -6,6 +7,7 @@ v:     cost of ONE target pass over gamma + 1 positions / cost of a single-posit
        The paper assumes v = 1 (a GPU has idle arithmetic to spare); on a CPU v grows with gamma.
 """
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -75,3 +77,48 @@ def simulate_tokens_per_round(alpha: float, gamma: int, n_rounds: int, seed: int
     prefix = np.where(accepted.all(1), gamma, np.argmin(accepted, axis=1))
     return prefix + 1
 
+
+# --- a race simulated from the model ----------------------------------------------------------------
+# Plain decoding makes one token per pass. A speculative round costs gamma * c (drafts) + v (one target
+# pass over gamma + 1 positions; v = 1 on the paper's ideal hardware) and emits its accepted prefix plus
+# one token, each draft accepted independently with probability alpha (simulate_tokens_per_round).
+
+@dataclass
+class SimulatedLane:
+    name: str
+    times: list[float]  # when each token appeared, in target-pass units
+    passes: int  # target passes
+    round_cost: float  # cost of one pass (plain) or one round (speculative), in target passes
+
+    @property
+    def finish(self) -> float:
+        return self.times[-1] if self.times else 0.0
+
+
+def simulated_plain(n_tokens: int) -> SimulatedLane:
+    return SimulatedLane("standard", [float(i + 1) for i in range(n_tokens)], n_tokens, 1.0)
+
+
+def simulated_speculative(alpha: float, gamma: int, c: float, n_tokens: int = 40, v: float = 1.0,
+                          seed: int = 0, name: str = "speculative") -> SimulatedLane:
+    """One random race under the paper's model: rounds of cost gamma * c + v, each emitting
+    1 + (accepted prefix) tokens. The tokens of a round appear when its target pass ends."""
+    if n_tokens < 1:
+        raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")
+    if c < 0 or v <= 0:
+        raise ValueError(f"c must be >= 0 and v > 0, got c = {c}, v = {v}")
+    per_round = simulate_tokens_per_round(alpha, gamma, n_tokens, seed)  # never more rounds than tokens
+    cost = gamma * c + v
+    times, t, passes = [], 0.0, 0
+    for emitted in per_round:
+        t += cost
+        passes += 1
+        times += [t] * int(min(emitted, n_tokens - len(times)))
+        if len(times) >= n_tokens:
+            break
+    return SimulatedLane(name, times, passes, cost)
+
+
+def expected_finish(alpha: float, gamma: int, c: float, n_tokens: int, v: float = 1.0) -> float:
+    """Expected finishing time in target passes: n_tokens / speedup (the theory module's formula)."""
+    return n_tokens / speedup(alpha, gamma, c, v)

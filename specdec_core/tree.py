@@ -42,14 +42,10 @@ from .request import as_request
 from .sampler import acceptance_probability, residual_distribution
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, top_entries
-from .tree_draft import (  # noqa: F401  (tree_size, the limits: re-exported for the pages)
-    MAX_BRANCHING,
-    MAX_TREE_DEPTH,
-    MAX_TREE_NODES,
+from .tree_draft import (
     DraftTree,
     check_node_budget,
     check_shape,
-    tree_size,
 )
 
 # --- the rule ---------------------------------------------------------------------------------------

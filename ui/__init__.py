@@ -24,8 +24,10 @@ A page (in chapters/) typically calls:
     chips.chip / chips.chips / chips.provenance_html / chips.show / chips.show_legend / chips.KINDS
     measure.cost_profile / measure.draft_costs   c and v(γ) of this machine, from short runs' own passes
     measure.pass_sweep                 one pass over k positions (behind a button)
-    demo.run / demo.latest / demo.hold / demo.spread_note   press → measure → store (per session, or
+    demo.run / demo.latest / demo.spread_note   press → measure → store (per session, or
                                        shared=True per server) → stale note; a figure's spread
+    demo.measuring / demo.keep         a measurement's progress bar and its one Pacing; store the result
+    admission.pacing                   the core's Pacing: a generation slot per run, progress between runs
     tree_view.tree_figure              a verified round's token tree, drawn
     charts.prob_bars / charts.token_label / charts.labels_for / charts.log_ticks
     charts.P_COLOR, Q_COLOR, RESIDUAL_COLOR, MUTED, INK   colours of the viewer's theme, read on each use

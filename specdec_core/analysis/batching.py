@@ -12,7 +12,7 @@ over B rows), as multiples of the single pass t(1, 1): v(B·(γ + 1)) = t(B, γ 
 
 `measure_regime` picks γ per batch size from that model (as serving stacks set the draft length per
 batch size), then measures plain and speculative tokens per second at each batch size with
-interleaved repetitions (measure.contest: median and spread), and puts the prediction beside the
+interleaved repetitions (stats.contest: median and spread), and puts the prediction beside the
 measurement. Throughput is the decoding phase's: new tokens / (batch seconds - the target's reading
 of the prompts); the drafter's reading of the prompts is speculation's own cost and stays in. The
 time to first token is measured from the same runs: the target's prefill and one step (plain), the
@@ -29,10 +29,13 @@ import torch
 
 from ..batch import MAX_BATCH, batch_generate
 from ..batch_lm import BatchLM
-from ..costs import MAX_GAMMA, Costs
+from ..checks import MAX_GAMMA
+from ..costs import Costs
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens
-from .measure import Measured, Pacing, Progress, acceptance, contest, decode_seconds, measured, pacing_of, pass_seconds
+from .acceptance import acceptance
+from .pass_costs import pass_seconds
+from .stats import Measured, Pacing, Progress, contest, decode_seconds, measured, pacing_of
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
@@ -230,7 +233,7 @@ class Regime:
 
 
 def _decode_tps(result) -> float:
-    """All rows' new tokens per second of the batch's decoding phase (measure.decode_seconds)."""
+    """All rows' new tokens per second of the batch's decoding phase (stats.decode_seconds)."""
     return result.tokens / max(decode_seconds(result), 1e-9)
 
 

@@ -12,7 +12,7 @@ Speculative decoding's row is not assumed: its per-position output distribution 
 real p and q with the exact rule, min(p, q) + (1 - sum min(p, q)) * residual, and compared with p
 (zero up to float rounding), and its greedy output is compared with the target's token by token.
 
-Speed is measured the project's one way (`analysis.measure`): every contestant decodes every prompt
+Speed is measured the project's one way (`analysis.stats`): every contestant decodes every prompt
 once per repetition, the contestants interleaved (A B C, then C B A), and the figure is the median of
 the repetitions' ratios, fp32 target seconds per token / contestant seconds per token (prefill left
 out), with their range. A variant that is only simulated here has no speed: it runs once, for its tokens.
@@ -32,7 +32,8 @@ from ..sampling import GREEDY, SamplingConfig
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant
-from .measure import Measured, Pacing, PassTimes, Progress, contest, decode_s_per_token, pacing_of, ratios
+from .pass_costs import PassTimes
+from .stats import Measured, Pacing, Progress, contest, decode_s_per_token, pacing_of, ratios
 
 TARGET = "fp32 target"
 SPECULATIVE = "speculative decoding"
@@ -127,7 +128,7 @@ def free_running_agreement(reference: list[int], tokens: list[int]) -> dict:
     return {"agreement": same / n, "first_difference": first}
 
 
-# --- speed, the project's one way (analysis.measure) --------------------------------------------------
+# --- speed, the project's one way (analysis.stats) --------------------------------------------------
 
 @dataclass
 class Runs:
@@ -141,7 +142,7 @@ class Runs:
 def interleaved_runs(contestants: dict[str, Callable[[list[int]], GenerationResult]], prompts: list[list[int]],
                      repeats: int = 3, untimed: tuple[str, ...] = (), hold=nullcontext,
                      progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict[str, Runs]:
-    """Every contestant decodes every prompt once per repetition, as one `measure.contest` (interleaved,
+    """Every contestant decodes every prompt once per repetition, as one `stats.contest` (interleaved,
     after one untimed warm-up each on the first prompt); contestants in `untimed` run once, for their
     tokens only."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 20:
@@ -213,7 +214,7 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
     variant is real, teacher-forced and free-running agreement, distance; speculative decoding with
     `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness).
     c comes from the runs' own passes; the pacing's slot (or `hold`) is taken around each run
-    (`measure.contest`)."""
+    (`stats.contest`)."""
     if not prompts:
         raise ValueError("prompts is empty: pass at least one held-out prompt")
     pace = pacing_of(hold, progress, pacing)

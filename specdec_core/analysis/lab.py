@@ -18,7 +18,6 @@ max_new_tokens = n the sampler never drafts the final token, and the rule would 
 import difflib
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +32,7 @@ from ..sampler import EXACT, Rule, verify
 from ..sampling import SamplingConfig, sample, to_probs
 from ..tree import EXACT_TREE, TreeRule, verify_tree
 from ..tree_draft import check_node_budget, check_shape, draft_tree
+from .stats import Pacing
 
 MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a few tensor ops)
 MIN_K = 100
@@ -60,7 +60,6 @@ DOCUMENTED_TREE_N_TOKENS = 2
 OTHER = "other"  # marks pooled outcomes inside a cell key
 
 Outcome = tuple[int, ...]  # the next n tokens
-Progress = Callable[[float, str], None]  # (fraction done, what is happening)
 
 
 # --- distributions after the prefix, computed once per context ---------------------------------------
@@ -302,14 +301,15 @@ def check_lab_inputs(dist_window: int, prefix_len: int, n_tokens: int, k: int, g
 
 def run_lab(target, draft, prefix_ids: list[int], *, n_tokens: int = 1, k: int = 2000, gamma: int = 4,
             sampling: SamplingConfig = SamplingConfig(), rule: Rule | TreeRule = EXACT, seed: int = 0,
-            with_plain: bool = True, progress: Progress | None = None,
+            with_plain: bool = True, pacing: Pacing = Pacing(),
             dist: Distributions | None = None, shape: tuple[int, ...] | None = None,
             node_budget: int | None = None) -> LabResult:
     """K speculative samples (sample i seeded with seed + i) of the next n_tokens after the prefix,
     judged with `rule`, and K plain samples, each tested against the exact distribution. Pass `dist`
     to reuse distributions already computed for the same models and prefix. With a tree `shape`
     (and optionally `node_budget`) the samples come from token trees, `rule` a TreeRule (EXACT
-    stands for EXACT_TREE), and gamma is ignored."""
+    stands for EXACT_TREE), and gamma is ignored. `pacing`'s progress is told as the samples are drawn
+    (the K samples are one piece of work: its slot is the caller's to hold)."""
     start = time.perf_counter()
     dist = dist or Distributions(target, draft, prefix_ids)
     if shape is not None:
@@ -321,7 +321,7 @@ def run_lab(target, draft, prefix_ids: list[int], *, n_tokens: int = 1, k: int =
     make_generator(seed)  # validates the seed
     if seed + 2 * k >= 2**63:
         raise ValueError("seed too large for K consecutive seeds")
-    report = progress or (lambda fraction, text: None)
+    report = pacing.report
     report(0.0, "Computing the exact distribution…")
     cells = exact_cells(dist, n_tokens, sampling, k)
     examples: dict[tuple, Outcome] = {}

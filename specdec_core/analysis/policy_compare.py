@@ -1,10 +1,10 @@
 """Fixed against adaptive draft length, measured: several policies on the same prompts, timed in
-interleaved repetitions against plain decoding (`measure.contest`: A B C, then C B A, ...), with
+interleaved repetitions against plain decoding (`stats.contest`: A B C, then C B A, ...), with
 the serving stacks' acceptance metrics.
 
 Prompt by prompt, every contestant decodes the prompt once per repetition, interleaved; a run's
 time is its decoding phase (the generation's time less the target's prefill of the prompt). A
-contestant's speedup is `measure.ratios` of plain decoding's time over its own, both summed over
+contestant's speedup is `stats.ratios` of plain decoding's time over its own, both summed over
 the prompts, repetition by repetition: the median with the range beside it. Interleaving prompt by
 prompt keeps the runs compared close together in time, so a slow moment of a shared machine lands
 on all of them.
@@ -17,8 +17,8 @@ from ..policies import ADAPTIVE, Costs, as_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import RoundTrace
-from .measure import Measured, Pacing, Progress, contest, decode_seconds, pacing_of, ratios
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
+from .stats import Measured, Pacing, Progress, contest, decode_seconds, pacing_of, ratios
 
 PLAIN = "plain decoding"
 MAX_REPEATS = 10
@@ -53,7 +53,7 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
                      pacing: Pacing | None = None) -> dict[str, Contestant]:
     """Run plain decoding and every policy (label -> policy or int gamma) on every prompt, `repeats`
     times interleaved; prompt i uses seed + i for every contestant. Returns label -> Contestant,
-    plain decoding under `PLAIN`. `pacing` (or `hold` and `progress`) as in `measure.contest`."""
+    plain decoding under `PLAIN`. `pacing` (or `hold` and `progress`) as in `stats.contest`."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
     if not prompts or len(prompts) > MAX_PROMPTS:

@@ -1,12 +1,8 @@
-"""Races between plain and speculative decoding: simulated from the paper's model, and live on a pair.
+"""Races between plain and speculative decoding, live on a pair (the race simulated from the paper's
+model is `theory.simulated_speculative`).
 
-Simulated (Leviathan et al. 2022, section 3): time is counted in target passes. Plain decoding makes one
-token per pass. A speculative round costs gamma * c (drafts) + v (one target pass over gamma + 1
-positions; v = 1 on the paper's ideal hardware) and emits its accepted prefix plus one token, each draft
-accepted independently with probability alpha (`theory.simulate_tokens_per_round`).
-
-Live: both decoders run on the same target, prompt, sampling and seed, with the time each token
-appeared, by the core's one measurement method (`analysis.measure`): the two lanes interleaved over
+Both decoders run on the same target, prompt, sampling and seed, with the time each token
+appeared, by the core's one measurement method (`analysis.stats`): the two lanes interleaved over
 several repetitions (plain first in one, speculative first in the next), the speedup of each
 repetition = plain elapsed / speculative elapsed (prompt processing included in both), reported as
 the median with its spread. A lane's elapsed time is plain wall-clock time: nothing is drawn and no
@@ -17,67 +13,24 @@ shoot-out use the same interleaving, and take c and v(γ) from the passes their 
 import math
 import time
 from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 import torch
 
-from .. import theory
 from ..drafters import as_drafter
 from ..policies import Policy
+from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import SamplingConfig
+from ..sampling import GREEDY
 from ..trace import GenerationResult
-from .measure import Contest, Measured, Pacing, PassTimes, contest, decode_s_per_token, measured, pacing_of, sync
+from .pass_costs import PassTimes
 from .round_stats import mean_acceptance_length, measured_alpha
-
-# --- simulated ------------------------------------------------------------------------------------
-
-@dataclass
-class SimulatedLane:
-    name: str
-    times: list[float]  # when each token appeared, in target-pass units
-    passes: int  # target passes
-    round_cost: float  # cost of one pass (plain) or one round (speculative), in target passes
-
-    @property
-    def finish(self) -> float:
-        return self.times[-1] if self.times else 0.0
-
-
-def simulated_plain(n_tokens: int) -> SimulatedLane:
-    return SimulatedLane("standard", [float(i + 1) for i in range(n_tokens)], n_tokens, 1.0)
-
-
-def simulated_speculative(alpha: float, gamma: int, c: float, n_tokens: int = 40, v: float = 1.0,
-                          seed: int = 0, name: str = "speculative") -> SimulatedLane:
-    """One random race under the paper's model: rounds of cost gamma * c + v, each emitting
-    1 + (accepted prefix) tokens. The tokens of a round appear when its target pass ends."""
-    if n_tokens < 1:
-        raise ValueError(f"n_tokens must be >= 1, got {n_tokens}")
-    if c < 0 or v <= 0:
-        raise ValueError(f"c must be >= 0 and v > 0, got c = {c}, v = {v}")
-    per_round = theory.simulate_tokens_per_round(alpha, gamma, n_tokens, seed)  # never more rounds than tokens
-    cost = gamma * c + v
-    times, t, passes = [], 0.0, 0
-    for emitted in per_round:
-        t += cost
-        passes += 1
-        times += [t] * int(min(emitted, n_tokens - len(times)))
-        if len(times) >= n_tokens:
-            break
-    return SimulatedLane(name, times, passes, cost)
-
-
-def expected_finish(alpha: float, gamma: int, c: float, n_tokens: int, v: float = 1.0) -> float:
-    """Expected finishing time in target passes: n_tokens / speedup (the theory module's formula)."""
-    return n_tokens / theory.speedup(alpha, gamma, c, v)
-
+from .stats import Contest, Measured, Pacing, contest, decode_s_per_token, measured, sync
 
 # --- live -----------------------------------------------------------------------------------------
 
-Progress = Callable[[float, str], None]  # (fraction done, what runs now): called between timed runs only
 
 
 @dataclass
@@ -103,7 +56,13 @@ def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
-def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int) -> LiveLane:
+def counted(request: GenerationRequest) -> GenerationRequest:
+    """The request as a timed run makes it: end-of-text stops nothing, so every run makes
+    max_new_tokens tokens and the runs compare like for like."""
+    return replace(request, eos_token_id=None)
+
+
+def run_plain_lane(target, request: GenerationRequest) -> LiveLane:
     """Plain decoding, timed on the wall clock, with the moment each token appeared. Nothing but a
     clock read runs between the sampler's passes."""
     lane = LiveLane("standard")
@@ -111,8 +70,8 @@ def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingCo
     device = _device(target)
     sync(device)
     start = time.perf_counter()
-    lane.result = autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed,
-                                          eos_token_id=None, on_token=lambda _t, _s: stamps.append(time.perf_counter()))
+    lane.result = autoregressive_generate(target, counted(request),
+                                          on_token=lambda _t, _s: stamps.append(time.perf_counter()))
     sync(device)
     lane.elapsed = time.perf_counter() - start
     lane.times[:] = [t - start for t in stamps]
@@ -122,8 +81,7 @@ def run_plain_lane(target, prompt_ids, max_new_tokens: int, sampling: SamplingCo
     return lane
 
 
-def run_speculative_lane(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig,
-                         seed: int) -> LiveLane:
+def run_speculative_lane(target, drafter, request: GenerationRequest, gamma: int | Policy) -> LiveLane:
     """Speculative decoding, timed on the wall clock, with the moment each round ended (its tokens
     appear together). Nothing but a clock read runs between the sampler's rounds."""
     lane = LiveLane("speculative")
@@ -131,8 +89,7 @@ def run_speculative_lane(target, drafter, prompt_ids, gamma: int | Policy, max_n
     device = _device(target)
     sync(device)
     start = time.perf_counter()
-    lane.result = speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=max_new_tokens,
-                                       sampling=sampling, seed=seed, eos_token_id=None, trace=False,
+    lane.result = speculative_generate(target, drafter, counted(request), gamma=gamma, trace=False,
                                        on_round=lambda _r: stamps.append(time.perf_counter()))
     sync(device)
     lane.elapsed = time.perf_counter() - start
@@ -144,12 +101,12 @@ def run_speculative_lane(target, drafter, prompt_ids, gamma: int | Policy, max_n
     return lane
 
 
-def warm_up(target, drafter, prompt_ids, gamma: int | Policy) -> None:
-    """A few untimed tokens of each decoder, so one-off costs (allocations, lazy init) hit no lane."""
-    n = 3
-    autoregressive_generate(target, prompt_ids, n, SamplingConfig(0.0), seed=0, eos_token_id=None)
-    speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=n, sampling=SamplingConfig(0.0),
-                         seed=0, eos_token_id=None, trace=False)
+def warm_up(target, drafter, request: GenerationRequest, gamma: int | Policy) -> None:
+    """A few untimed greedy tokens of each decoder on the request's prompt, so one-off costs
+    (allocations, lazy init) hit no lane."""
+    few = GenerationRequest(request.prompt_ids, 3, GREEDY, 0, None)
+    autoregressive_generate(target, few)
+    speculative_generate(target, drafter, few, gamma=gamma, trace=False)
 
 
 @dataclass
@@ -178,22 +135,21 @@ def _speedups(lanes: Contest[LiveLane]) -> Measured:
     return lanes.ratios("standard", "speculative", lambda lane: lane.elapsed)
 
 
-def live_race(target, drafter, prompt_ids, gamma: int | Policy, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-              repeats: int = RACE_REPEATS, warm: bool = True, hold=nullcontext, progress: Progress | None = None,
-              max_repeats: int = RACE_MAX_REPEATS, *, pacing: Pacing | None = None) -> LiveRace:
-    """Plain and speculative decoding of the same request, interleaved over `repeats` repetitions,
-    two more at a time while their speedups disagree (`Measured.busy`), up to `max_repeats` (EOS does
-    not stop either lane, so both produce max_new_tokens; in greedy mode the two token lists are
-    identical). The pacing's slot (or `hold`) is entered around each lane (a server's admission slot),
-    and its progress (or `progress`) is called between lanes, never while one is timed."""
+def live_race(target, drafter, request: GenerationRequest, gamma: int | Policy, *, repeats: int = RACE_REPEATS,
+              max_repeats: int = RACE_MAX_REPEATS, pacing: Pacing = Pacing()) -> LiveRace:
+    """Plain and speculative decoding of the same request, after an untimed warm-up of both (`warm_up`),
+    interleaved over `repeats` repetitions, two more at a time while their speedups disagree
+    (`Measured.busy`), up to `max_repeats` (end-of-text stops neither lane, so both produce
+    max_new_tokens; in greedy mode the two token lists are identical). The pacing's slot is entered
+    around the warm-up and each lane (a server's admission slot), and its progress is told between
+    them, never while a lane is timed."""
     drafter = as_drafter(drafter)
-    if warm:
-        warm_up(target, drafter, prompt_ids, gamma)
-    lanes = contest({
-        "standard": lambda: run_plain_lane(target, prompt_ids, max_new_tokens, sampling, seed),
-        "speculative": lambda: run_speculative_lane(target, drafter, prompt_ids, gamma, max_new_tokens, sampling,
-                                                    seed)}, repeats, pacing=pacing_of(hold, progress, pacing),
-        busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
+    pacing.report(0.0, "Warming up both decoders (untimed)…")
+    with pacing.slot():
+        warm_up(target, drafter, request, gamma)
+    lanes = contest({"standard": partial(run_plain_lane, target, request),  # (a partial: no frame of its own)
+                     "speculative": partial(run_speculative_lane, target, drafter, request, gamma)},
+                    repeats, pacing=pacing, busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
     pairs = list(zip(lanes.results["standard"], lanes.results["speculative"]))
     speedups = _speedups(lanes)
     shown = min(range(len(pairs)), key=lambda i: abs(speedups.runs[i] - speedups.median))
@@ -218,21 +174,20 @@ def replay_frames(race: LiveRace, n_frames: int) -> list[tuple[float, int, int]]
 PLAIN = "plain decoding"
 
 
-def _contest(target, drafters: dict, prompt_ids, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-             repeats: int, pacing: Pacing) -> tuple[Contest[GenerationResult], PassTimes]:
+def _contest(target, drafters: dict, request: GenerationRequest, repeats: int,
+             pacing: Pacing) -> tuple[Contest[GenerationResult], PassTimes]:
     """Plain decoding (`PLAIN`) and every (label -> (drafter, gamma, label of its passes)) contestant as
-    one `measure.contest`, with every run's passes collected."""
-    times = PassTimes()
+    one `stats.contest`, with every run's passes collected."""
+    times, request = PassTimes(), counted(request)
 
     def plain() -> GenerationResult:
-        res = autoregressive_generate(target, prompt_ids, max_new_tokens, sampling, seed=seed, eos_token_id=None)
+        res = autoregressive_generate(target, request)
         times.add(res)
         return res
 
     def spec(drafter, gamma, pass_label) -> Callable[[], GenerationResult]:
         def run() -> GenerationResult:
-            res = speculative_generate(target, drafter, prompt_ids, gamma=gamma, max_new_tokens=max_new_tokens,
-                                       sampling=sampling, seed=seed, eos_token_id=None, trace=False)
+            res = speculative_generate(target, drafter, request, gamma=gamma, trace=False)
             times.add(res, pass_label)
             return res
         return run
@@ -255,18 +210,17 @@ def _row(runs: Contest[GenerationResult], label: str) -> dict:
             "drafted": first.drafted, "accepted": first.accepted, "rounds": first.rounds}
 
 
-def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampling: SamplingConfig, seed: int,
-                repeats: int = 3, progress: Progress | None = None, hold=nullcontext, *,
-                pacing: Pacing | None = None) -> dict:
+def gamma_sweep(target, drafter, request: GenerationRequest, gammas, *, repeats: int = 3,
+                pacing: Pacing = Pacing()) -> dict:
     """Measured speedup over plain decoding for each gamma (interleaved repetitions: median and
     spread), alpha measured over all the runs (the mean of min(1, p/q) over every judged draft),
     and the cost profile (c, v(γ)) of the passes these runs made."""
     drafter = as_drafter(drafter)
     gammas = list(gammas)
-    warm_up(target, drafter, prompt_ids, gammas[0])
+    with pacing.slot():
+        warm_up(target, drafter, request, gammas[0])
     contestants = {f"γ = {g}": (drafter, g, "drafter") for g in gammas}
-    runs, times = _contest(target, contestants, prompt_ids, max_new_tokens, sampling, seed, repeats,
-                           pacing_of(hold, progress, pacing))
+    runs, times = _contest(target, contestants, request, repeats, pacing)
     rows, all_rounds = [], []
     for g, label in zip(gammas, contestants):
         row = _row(runs, label)
@@ -276,9 +230,8 @@ def gamma_sweep(target, drafter, prompt_ids, gammas, max_new_tokens: int, sampli
             "plain_s_per_token": runs.measured(PLAIN, decode_s_per_token).median}
 
 
-def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy | dict, max_new_tokens: int,
-                     sampling: SamplingConfig, seed: int, repeats: int = 3, progress: Progress | None = None,
-                     hold=nullcontext, *, pacing: Pacing | None = None) -> dict:
+def drafter_shootout(target, drafters: dict, request: GenerationRequest, gamma: int | Policy | dict, *,
+                     repeats: int = 3, pacing: Pacing = Pacing()) -> dict:
     """The same request with each drafter (label -> causal LM or Drafter) at the same draft length
     (an int gamma or a draft-length policy, or label -> one of those for each drafter its own),
     interleaved with plain decoding over `repeats` repetitions: measured alpha, tokens per target
@@ -289,9 +242,10 @@ def drafter_shootout(target, drafters: dict, prompt_ids, gamma: int | Policy | d
     if set(lengths) != set(drafters):
         raise ValueError(f"one draft length per drafter: got {sorted(lengths)} for {sorted(drafters)}")
     for label, d in drafters.items():
-        warm_up(target, d, prompt_ids, lengths[label])
-    runs, times = _contest(target, {label: (d, lengths[label], label) for label, d in drafters.items()}, prompt_ids,
-                           max_new_tokens, sampling, seed, repeats, pacing_of(hold, progress, pacing))
+        with pacing.slot():
+            warm_up(target, d, request, lengths[label])
+    runs, times = _contest(target, {label: (d, lengths[label], label) for label, d in drafters.items()}, request,
+                           repeats, pacing)
     rows = []
     for label in drafters:
         row = _row(runs, label)

@@ -21,7 +21,7 @@ from ..sampler import Rule, autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig, to_probs
 from .fidelity import interleaved_runs, rule_output_distribution, speedup
 from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
-from .measure import Pacing, Progress, pacing_of
+from .stats import Pacing, Progress, pacing_of
 
 PLAIN = "plain sampling"
 
@@ -123,7 +123,7 @@ def judge_rules(target, draft, prefix_ids: list[int], rules: list, *, n_tokens: 
         with pace.slot():
             res = run_lab(target, draft, prefix_ids, n_tokens=n_tokens, k=k, gamma=gamma, sampling=sampling, rule=rule,
                           seed=seed, with_plain=False, dist=dist, shape=shape,
-                          progress=pace.part(i / len(rules), (i + 1) / len(rules)).report)
+                          pacing=pace.part(i / len(rules), (i + 1) / len(rules)))
             power_ = (power(res.cells, rule_cell_probs(dist, rule, res.cells, sampling), res.k)
                       if with_power and n_tokens == 1 else None)
         verdicts[rule.name] = RuleVerdict(rule.name, res, power_)

@@ -1,4 +1,4 @@
-"""Drafters side by side on held-out prompts, by the one measurement method (`analysis.measure`):
+"""Drafters side by side on held-out prompts, by the one measurement method (`analysis.stats`):
 the distilled draft model, the Medusa heads and the EAGLE drafter, at one draft length.
 
 Per drafter: tokens per target pass, mean acceptance length, acceptance by draft position (vLLM's
@@ -16,8 +16,9 @@ from contextlib import nullcontext
 from ..policies import make_policy
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
-from ..tree import tree_generate, tree_size
-from .measure import Pacing, PassTimes, Progress, interleave, pacing_of, ratios
+from ..tree import tree_generate
+from ..tree_draft import tree_size
+from .pass_costs import PassTimes
 from .round_stats import (
     acceptance_by_position,
     calibration,
@@ -25,6 +26,7 @@ from .round_stats import (
     mean_acceptance_length,
     per_position_acceptance_rate,
 )
+from .stats import Pacing, Progress, interleave, pacing_of, ratios
 
 PLAIN = "plain decoding"
 

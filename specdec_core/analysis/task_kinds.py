@@ -1,11 +1,12 @@
 """"Hard tasks are easier" (Leviathan et al. 2022, section 4): within a hard task, the formulaic
 stretches are easy to guess, so the drafter agrees more there. Measured here as alpha per kind of
-text, by the core's one acceptance method (`measure.acceptance`: teacher-forced E[sum min(p, q)]
+text, by the core's one acceptance method (`acceptance.acceptance`: teacher-forced E[sum min(p, q)]
 over every position), on three kinds of passage."""
 from contextlib import nullcontext
 
 from ..sampling import SamplingConfig
-from .measure import Pacing, acceptance, pacing_of
+from .acceptance import acceptance
+from .stats import Pacing, pacing_of
 
 # Three kinds of passage, each a few lines of play-script English (any GPT-2 tokenizer reads them).
 KINDS = {
@@ -27,7 +28,7 @@ KINDS = {
 def alpha_by_kind(target, draft, tokenizer, sampling: SamplingConfig = SamplingConfig(), kinds=None,
                   context_length: int | None = None, hold=nullcontext, *,
                   pacing: Pacing | None = None) -> dict[str, dict]:
-    """{kind: measure.acceptance(...)} for each passage of `kinds` (default KINDS), cut to the models'
+    """{kind: acceptance.acceptance(...)} for each passage of `kinds` (default KINDS), cut to the models'
     context; the pacing's slot (or `hold`) is taken around each measurement (a page's generation slot)."""
     pace = pacing_of(hold, None, pacing)
     out = {}

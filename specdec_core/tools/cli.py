@@ -20,6 +20,7 @@ from ..analysis.round_stats import acceptance_metrics
 from ..drafters import NgramDrafter, UnigramDrafter
 from ..pairs import PAIRS, PRECISION_HELP, PRECISIONS, PairUnavailable, load_pair
 from ..policies import POLICIES, SIGNALS, make_policy
+from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig
 from ..trace import rounds_frame
@@ -36,25 +37,29 @@ def _shape(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"--tree wants branching factors such as 2,2,1,1, got {text!r}") from None
 
 
+def _request(args, pair, eos_token_id: int | str | None = "model") -> GenerationRequest:
+    """What the command line asks for, told once: the prompt's ids, --max-new-tokens, the sampling
+    options, --seed."""
+    return GenerationRequest(pair.tokenizer.encode(args.prompt), args.max_new_tokens,
+                             SamplingConfig(args.temperature, args.top_k, args.top_p), args.seed, eos_token_id)
+
+
 def _generate(args) -> int:
     pair = load_pair(args.pair, precision=args.precision)
-    ids = pair.tokenizer.encode(args.prompt)
-    sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
+    request = _request(args, pair)
     self_drafters, notes = pair.self_drafters, pair.notes
     if args.drafter in ("medusa", "eagle") and args.drafter not in self_drafters:
         raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
                          + (f" ({'; '.join(notes)})" if notes else ""))
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(), **self_drafters}[args.drafter]
     if args.plain:
-        res = autoregressive_generate(pair.target, ids, args.max_new_tokens, sampling, seed=args.seed)
+        res = autoregressive_generate(pair.target, request)
     elif args.tree is not None or args.node_budget is not None:
-        res = tree_generate(pair.target, drafter, ids, shape=args.tree or (2, 2, 1, 1),
-                            max_new_tokens=args.max_new_tokens, sampling=sampling, seed=args.seed,
+        res = tree_generate(pair.target, drafter, request, shape=args.tree or (2, 2, 1, 1),
                             node_budget=args.node_budget)
     else:
         policy = make_policy(args.policy, args.gamma, args.max_gamma, args.threshold, args.signal)
-        res = speculative_generate(pair.target, drafter, ids, gamma=policy, max_new_tokens=args.max_new_tokens,
-                                   sampling=sampling, seed=args.seed)
+        res = speculative_generate(pair.target, drafter, request, gamma=policy)
     text = pair.tokenizer.decode(res.tokens)
     stats = {"pair": args.pair, "precision": args.precision, "tokens": len(res.tokens), "target_passes": res.target_passes,
              "draft_passes": res.draft_passes, "acceptance_rate": res.acceptance_rate,
@@ -97,10 +102,8 @@ def _race(args) -> int:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     pair = load_pair(args.pair)
-    ids = pair.tokenizer.encode(args.prompt)
-    sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
-    r = race.live_race(pair.target, pair.draft, ids, args.gamma, args.max_new_tokens, sampling, args.seed,
-                       repeats=args.repeats, max_repeats=args.max_repeats)
+    r = race.live_race(pair.target, pair.draft, _request(args, pair, None), args.gamma, repeats=args.repeats,
+                       max_repeats=args.max_repeats)
     print(f"measured speedup {r.speedups.text()}; standard lane {r.standard_s.text(' ms', 0, 1e3)}, "
           f"speculative lane {r.speculative_s.text(' ms', 0, 1e3)}"
           + ("; the machine was busy (wide spread)" if r.speedups.busy else ""))

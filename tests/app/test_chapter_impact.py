@@ -1,6 +1,7 @@
 """Impact & Lineage."""
 import re
 
+from specdec_core import NgramDrafter, UnigramDrafter
 from tests.app.helpers import page
 
 
@@ -12,11 +13,11 @@ def test_impact_shootout_measures_every_drafter(pair):
     rows = at.session_state["im_result"]["out"]["rows"]
     assert [r["drafter"] for r in rows] == [f"model: {label}" for label in pair.drafts] + [
         "reads the target: Medusa heads", "reads the target: EAGLE drafter",
-        "n-gram prompt lookup", "unigram (context counts)"]
+        NgramDrafter().name, UnigramDrafter().name]
     assert all(r["speedup"] > 0 and r["tokens_per_pass"] >= 1 for r in rows)
-    assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["draft_passes_per_token"] == 0
+    assert next(r for r in rows if r["drafter"] == NgramDrafter().name)["draft_passes_per_token"] == 0
     assert all(r["measured"].n == 3 and r["measured"].low <= r["speedup"] <= r["measured"].high for r in rows)
-    assert next(r for r in rows if r["drafter"] == "n-gram prompt lookup")["c"] == 0
+    assert next(r for r in rows if r["drafter"] == NgramDrafter().name)["c"] == 0
     model_drafters = ("model: ", "reads the target: ")  # c from the runs' own draft passes
     assert all(r["c"] > 0 for r in rows if r["drafter"].startswith(model_drafters))
     assert any(re.search(r"× \(\d+\.\d\d–\d+\.\d\d, 3 runs\)", el.value) for el in [*at.caption, *at.warning])

@@ -3,7 +3,7 @@ and the measurement of tree against chain."""
 import pytest
 from helpers import chart, page
 
-from specdec_core.tree import tree_size
+from specdec_core.tree_draft import tree_size
 from ui.state import tree_settings
 
 PAGE = "chapters/trees.py"

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import classroom
-from specdec_core.analysis.measure import measured
+from specdec_core.analysis.stats import measured
 from ui.content import class_demos
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -47,3 +47,13 @@ def test_the_apps_defaults_are_the_cores_documented_lab_run():
     from ui.state import settings
     assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
     assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)
+
+
+def test_settings_give_the_request_they_ask_for():
+    """Pages ask the core through one frozen request, not five primitives."""
+    s = Settings(temperature=0.0, seed=7, max_new_tokens=12)
+    r = s.request([5, 6, 7])
+    assert (r.prompt_ids, r.max_new_tokens, r.sampling, r.eos_token_id) == ((5, 6, 7), 12, s.sampling, None)
+    assert r.seed == s.effective_seed == 0  # greedy: one seed for all, so a class shares one cached result
+    assert hash(r) == hash(Settings(temperature=0.0, seed=8, max_new_tokens=12).request((5, 6, 7)))
+    assert s.request([5], 3, "model").max_new_tokens == 3 and s.request([5], 3, "model").eos_token_id == "model"

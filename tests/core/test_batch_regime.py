@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime, monotone
-from specdec_core.analysis.measure import measured
+from specdec_core.analysis.stats import measured
 from specdec_core.sampling import GREEDY
 from specdec_core.tools import cli
 

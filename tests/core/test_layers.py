@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The core's own order: a module may import only from its level or below. Modules not listed (broken,
 # lossy, pairs, the analysis and tools packages, new drafters, batching) are "everything else", above all.
 LEVELS = {
-    "sampling": 0, "lm": 0, "trace": 0, "costs": 0,  # leaves: distributions, forward passes, records
+    "sampling": 0, "lm": 0, "trace": 0, "costs": 0, "checks": 0,  # leaves: distributions, forward passes, records
     "request": 0,  # what a generation is asked for (the prompt, lengths, sampling, seed, eos)
     "passes": 0,  # the passes themselves (one row or many), under lm's cache and batch_lm's rows
     "drafters": 1, "tree_draft": 1, "policies": 1,  # what proposes drafts, and how many

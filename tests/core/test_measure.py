@@ -1,4 +1,4 @@
-"""The one measurement method (specdec_core.analysis.measure) on made-up timings, and the live race's
+"""The one measurement method (specdec_core.analysis.stats, .pass_costs) on made-up timings, and the live race's
 timing on the small test pair: interleaving order, medians and spreads, pass costs from the runs'
 own passes, and wall-clock lanes with nothing but the work inside the timed span."""
 import contextlib
@@ -7,8 +7,10 @@ import time
 
 import pytest
 
-from specdec_core.analysis import measure, race
-from specdec_core.analysis.measure import PassTimes, contest, interleave, measured
+from specdec_core.analysis import pass_costs, race, stats
+from specdec_core.analysis.pass_costs import PassTimes
+from specdec_core.analysis.stats import Pacing, contest, interleave, measured
+from specdec_core.request import GenerationRequest
 from specdec_core.sampling import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
@@ -83,7 +85,7 @@ def test_a_contest_warms_up_each_contestant_once_in_its_own_hold_then_interleave
         holds.append(1)
         return contextlib.nullcontext()
 
-    done = measure.contest({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
+    done = stats.contest({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
                            2, hold=hold, warm_up=True)
     assert log == ["A", "B", "A", "B", "B", "A"] and len(holds) == 6  # warm-ups untimed, then A B, B A
     assert done.warm_up == {"A": 1, "B": 2} and done.results == {"A": [3, 6], "B": [4, 5]}
@@ -94,19 +96,19 @@ def test_a_contest_warms_up_each_contestant_once_in_its_own_hold_then_interleave
 
 def test_a_contest_grows_while_its_own_figure_disagrees():
     values = iter([1.0, 3.0] + [1.0] * 7)
-    done = measure.contest({"A": lambda: next(values), "B": lambda: 1.0}, 3,
+    done = stats.contest({"A": lambda: next(values), "B": lambda: 1.0}, 3,
                            busy=lambda so_far: so_far.ratios("A", "B", float).busy, max_repeats=7)
     assert done.repeats == 7 and len(done.results["B"]) == 7
     with pytest.raises(ValueError, match="repeats"):
-        measure.contest({"A": lambda: 1.0}, 0)
+        stats.contest({"A": lambda: 1.0}, 0)
 
 
 def test_decoding_time_leaves_the_prefill_out_and_is_per_new_token():
     a, b = _result([0.2] * 4), _result([0.4] * 4)  # 4 tokens each, 0.8 and 1.6 s of decoding
     a.prefill_s, a.total_s, b.prefill_s, b.total_s = 0.2, 1.0, 0.4, 2.0
-    assert measure.decode_seconds(a) == pytest.approx(0.8)
-    assert measure.decode_s_per_token(a) == pytest.approx(0.2)
-    assert measure.decode_s_per_token([a, b]) == pytest.approx((0.8 + 1.6) / 8)  # pooled, not averaged
+    assert stats.decode_seconds(a) == pytest.approx(0.8)
+    assert stats.decode_s_per_token(a) == pytest.approx(0.2)
+    assert stats.decode_s_per_token([a, b]) == pytest.approx((0.8 + 1.6) / 8)  # pooled, not averaged
 
 
 # --- median and spread ----------------------------------------------------------------------------------
@@ -130,20 +132,20 @@ def test_a_wide_spread_says_the_machine_was_busy():
 
 
 def test_ratios_pair_repetitions():
-    m = measure.ratios([2.0, 3.0, 4.0], [1.0, 2.0, 2.0])
+    m = stats.ratios([2.0, 3.0, 4.0], [1.0, 2.0, 2.0])
     assert m.runs == (2.0, 1.5, 2.0) and m.median == 2.0
     with pytest.raises(ValueError):
-        measure.ratios([1.0], [1.0, 2.0])
+        stats.ratios([1.0], [1.0, 2.0])
 
 
 def test_pass_seconds_is_the_lower_quartile():
-    assert measure.pass_seconds([4.0, 1.0, 3.0, 2.0, 5.0]) == 2.0
-    assert measure.pass_seconds([1.0, 2.0]) == 1.25
-    assert measure.pass_seconds([7.0]) == 7.0
+    assert pass_costs.pass_seconds([4.0, 1.0, 3.0, 2.0, 5.0]) == 2.0
+    assert pass_costs.pass_seconds([1.0, 2.0]) == 1.25
+    assert pass_costs.pass_seconds([7.0]) == 7.0
     # Load only adds time: a third of the passes slowed down tenfold leaves the cost where it was.
-    assert measure.pass_seconds([1.0] * 6 + [10.0] * 3) == 1.0
+    assert pass_costs.pass_seconds([1.0] * 6 + [10.0] * 3) == 1.0
     with pytest.raises(ValueError):
-        measure.pass_seconds([])
+        pass_costs.pass_seconds([])
 
 
 # --- pass costs from the runs' own passes ---------------------------------------------------------------
@@ -227,10 +229,10 @@ def test_race_elapsed_is_wall_clock_and_slow_drawing_between_lanes_is_not_in_it(
         skipped[0] += pause
 
     t0 = time.perf_counter()
-    result = race.live_race(target, draft, [1, 2, 3], 3, 12, GREEDY, 0, repeats=3, max_repeats=3,
-                            progress=slow_progress)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 12, GREEDY, 0), 3, repeats=3, max_repeats=3,
+                            pacing=Pacing(progress=slow_progress))
     wall = time.perf_counter() - t0
-    assert calls == pytest.approx([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])
+    assert calls == pytest.approx([0.0, 1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])  # the warm-up, then each lane
     assert result.identical and len(result.repetitions) == 3 and result.speedups.n == 3
     for plain, spec in result.repetitions:
         for lane in (plain, spec):
@@ -257,16 +259,32 @@ def test_races_that_disagree_are_raced_again(small_pair, monkeypatch):
         return out
 
     monkeypatch.setattr(race, "run_speculative_lane", slowed_once)
-    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=3, max_repeats=7)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=3, max_repeats=7)
     assert result.speedups.busy and result.speedups.n == 7 == len(calls) == len(result.repetitions)
 
 
 def test_replay_frames_show_both_lanes_at_once(small_pair):
     target, draft = small_pair
-    result = race.live_race(target, draft, [1, 2, 3], 3, 6, GREEDY, 0, repeats=1, max_repeats=1)
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=1, max_repeats=1)
     frames = race.replay_frames(result, 10)
     assert frames[-1][1:] == (6, 6)
     assert all(a[1] <= b[1] and a[2] <= b[2] for a, b in zip(frames, frames[1:]))
+
+
+def test_the_race_warms_up_and_takes_its_slots_through_its_one_pacing(small_pair):
+    """The core owns the race's warm-up: it runs inside the pacing's slot, and every lane takes a slot of its
+    own; nothing else is entered (the page takes no slot of its own)."""
+    target, draft = small_pair
+    slots = []
+
+    @contextlib.contextmanager
+    def slot():
+        slots.append(1)
+        yield
+
+    result = race.live_race(target, draft, GenerationRequest([1, 2, 3], 6, GREEDY, 0), 3, repeats=1, max_repeats=1,
+                            pacing=Pacing(slot))
+    assert len(slots) == 1 + 2 and result.identical  # the warm-up, then the two lanes
 
 
 def test_pass_times_say_where_their_costs_come_from():
@@ -285,7 +303,8 @@ def test_tree_against_chain_is_one_contest_with_its_spreads(small_pair):
         holds.append(1)
         return contextlib.nullcontext()
 
-    out = tree_vs_chain(target, draft, [1, 2, 3], (2, 1), 8, GREEDY, 0, repeats=3, hold=hold)
+    out = tree_vs_chain(target, draft, GenerationRequest([1, 2, 3], 8, GREEDY, 0), (2, 1), repeats=3,
+                        pacing=Pacing(hold))
     assert len(holds) == 3 + 3 * 3  # one warm-up each, then every run in its own hold
     assert out["repeats"] == 3 and out["identical"]
     for name in CONTESTANTS:
@@ -302,10 +321,10 @@ def test_pacing_is_one_object_for_the_slot_and_the_progress():
         yield
         log.append("out")
 
-    pace = measure.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
+    pace = stats.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
     contest({"A": lambda: log.append("A"), "B": lambda: log.append("B")}, 1, pacing=pace.part(0.5, 1.0, "half: "))
     assert log == ["in", "A", "out", "in", "B", "out"]  # one run per slot, as with hold
     assert [f for f, _ in seen] == [0.75, 1.0] and all(text.startswith("half: ") for _, text in seen)
-    assert measure.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
+    assert stats.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
     with pytest.raises(ValueError, match="not both"):
         contest({"A": lambda: None}, 1, hold=slot, pacing=pace)

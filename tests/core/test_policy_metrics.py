@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from specdec_core import NgramDrafter, speculative_generate
+from specdec_core import GenerationRequest, NgramDrafter, speculative_generate
 from specdec_core.analysis import race
 from specdec_core.analysis.policy_compare import PLAIN, compare_policies, summary
 from specdec_core.analysis.round_stats import (
@@ -93,8 +93,9 @@ def test_cli_takes_a_policy_and_reports_the_metrics(small_pair, monkeypatch, cap
 
 def test_shootout_and_policy_race_accept_a_policy(small_pair):
     target, draft = small_pair
-    out = race.drafter_shootout(target, {"model": draft, "ngram": NgramDrafter()}, [1, 2, 3, 1, 2, 3],
-                                ConfidenceStop(threshold=0.2, max_gamma=6), 12, GREEDY, 0, repeats=1)
+    out = race.drafter_shootout(target, {"model": draft, "ngram": NgramDrafter()},
+                                GenerationRequest([1, 2, 3, 1, 2, 3], 12, GREEDY, 0),
+                                ConfidenceStop(threshold=0.2, max_gamma=6), repeats=1)
     assert [r["drafter"] for r in out["rows"]] == ["model", "ngram"]
     assert all(r["mean_acceptance_length"] >= 1 for r in out["rows"])
     results = compare_policies(target, draft, [[1, 2, 3], [4, 5]], {"fixed": 3, "heuristic": Heuristic()}, 12,

@@ -1,5 +1,5 @@
 """Alpha per kind of text: the loop lives in the core and uses its one acceptance method."""
-from specdec_core.analysis import measure
+from specdec_core.analysis import acceptance
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
 from specdec_core.sampling import GREEDY, SamplingConfig
 
@@ -10,7 +10,7 @@ def test_alpha_by_kind_is_the_core_acceptance_of_each_passage(pair):
     assert list(got) == list(KINDS)
     for kind, text in KINDS.items():
         ids = pair.tokenizer.encode(text)[:pair.context_length]
-        assert got[kind] == measure.acceptance(pair.target, pair.draft, [ids], SamplingConfig(1.0))
+        assert got[kind] == acceptance.acceptance(pair.target, pair.draft, [ids], SamplingConfig(1.0))
         assert 0 <= got[kind]["alpha"] <= 1 and got[kind]["positions"] == len(ids)
 
 

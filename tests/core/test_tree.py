@@ -15,7 +15,8 @@ from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKE
 from specdec_core.drafters import Drafter
 from specdec_core.lm import CachedLM
 from specdec_core.sampling import to_probs
-from specdec_core.tree import EXACT_TREE, MAX_TREE_NODES, TreeRule, tree_size
+from specdec_core.tree import EXACT_TREE, TreeRule
+from specdec_core.tree_draft import MAX_TREE_NODES, tree_size
 from tests.core.exactness import chi_square_pvalue
 
 SHAPES = [(1,), (2,), (2, 2, 1, 1), (3, 1, 2), (1, 1, 1, 1, 1)]

@@ -24,9 +24,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import classroom
-from specdec_core import SamplingConfig, speculative_generate
+from specdec_core import GenerationRequest, SamplingConfig, speculative_generate
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
+from specdec_core.analysis.stats import Pacing
 
 RUNS = ("gamma_pair", "race", "alpha_by_temperature")
 ALPHA_SAME = 0.05  # measured α closer than this counts as "about the same"
@@ -107,16 +108,15 @@ def describe(s: Spec) -> str:
             "(the mean of min(1, p/q) over the drafts the target judged)")
 
 
-def run(s: Spec, pair, ids, settings, progress, hold) -> dict:
-    """Run the demo on the loaded pair and the sidebar prompt ids; `progress(fraction, text)`;
-    `hold()` is entered around each timed run (a generation slot), as the chapters do."""
+def run(s: Spec, pair, ids, settings, pacing: Pacing) -> dict:
+    """Run the demo on the loaded pair and the sidebar prompt ids; `pacing` (a generation slot around
+    each timed run, progress between runs), as the chapters do."""
     if s.run == "gamma_pair":
-        sweep = race.gamma_sweep(pair.target, pair.draft, ids, list(s.gammas), settings.max_new_tokens,
-                                 settings.sampling, settings.seed, repeats=SWEEP_REPEATS, progress=progress, hold=hold)
+        sweep = race.gamma_sweep(pair.target, pair.draft, settings.request(ids), list(s.gammas), repeats=SWEEP_REPEATS,
+                                 pacing=pacing)
         return {"rows": {row["gamma"]: row["measured"] for row in sweep["rows"]}, "alpha": sweep["alpha"]}
     if s.run == "race":
-        live = race.live_race(pair.target, pair.draft, ids, s.gamma, settings.max_new_tokens, settings.sampling,
-                              settings.seed, hold=hold, progress=progress)
+        live = race.live_race(pair.target, pair.draft, settings.request(ids), s.gamma, pacing=pacing)
         return {"speedups": live.speedups, "alpha": measured_alpha(live.speculative.result.rounds)}
     alphas = {}
     steps = len(s.temperatures) * ALPHA_SEEDS
@@ -124,14 +124,14 @@ def run(s: Spec, pair, ids, settings, progress, hold) -> dict:
         rounds = []
         sampling = SamplingConfig.from_controls(t, settings.top_k, settings.top_p)
         for k in range(ALPHA_SEEDS):
-            progress((i * ALPHA_SEEDS + k) / steps, f"temperature {t:g}, seed {settings.seed + k}")
-            with hold():
-                res = speculative_generate(pair.target, pair.draft, ids, gamma=s.gamma,
-                                           max_new_tokens=settings.max_new_tokens, sampling=sampling,
-                                           seed=settings.seed + k, eos_token_id=None, trace=False)
+            pacing.report((i * ALPHA_SEEDS + k) / steps, f"temperature {t:g}, seed {settings.seed + k}")
+            with pacing.slot():
+                res = speculative_generate(pair.target, pair.draft,
+                                           GenerationRequest(ids, settings.max_new_tokens, sampling, settings.seed + k,
+                                                             None), gamma=s.gamma, trace=False)
             rounds += res.rounds
         alphas[t] = measured_alpha(rounds)
-    progress(1.0, "done")
+    pacing.report(1.0, "done")
     return {"alphas": alphas}
 
 

@@ -3,7 +3,7 @@ often contain easier subtasks; the live pair is measured on three kinds of passa
 import streamlit as st
 
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
-from ui.server import models
+from ui.server import admission, models
 from ui.state import demo
 from ui.widgets import layout, tables
 
@@ -26,7 +26,7 @@ def show(pair, s, profile) -> None:
     demo.run("Measure α by kind of text", key="ad_kinds_run", state="ad_kinds", signature=kinds_signature,
              work=lambda progress: {"kinds": alpha_by_kind(pair.target, pair.draft, pair.tokenizer, s.sampling,
                                                            context_length=pair.context_length,
-                                                           hold=demo.hold("the α by kind"))},
+                                                           pacing=admission.pacing("the α by kind"))},
              what="the α by kind", slot=False, icon=":material/text_fields:")
     stored_kinds = demo.latest("ad_kinds", kinds_signature, stale="note", again="Measure α by kind of text")
     by_kind = stored_kinds["kinds"] if stored_kinds else None

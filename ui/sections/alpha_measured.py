@@ -5,7 +5,7 @@ import streamlit as st
 
 from specdec_core import theory
 from specdec_core.analysis import drafter_rounds
-from ui.server import models, operator
+from ui.server import admission, models, operator
 from ui.state import demo
 from ui.widgets import chips, layout, tables
 
@@ -34,8 +34,8 @@ def show(pair, s, profile) -> None:
     def run_measurement(progress) -> dict:
         budget = max(1, min(pair.context_length - len(ids), TOKENS_PER_GENERATION))
         return {"gamma": gamma_run, "results": drafter_rounds.measure_drafters(
-            pair.target, pair.drafts, ids, gamma_run, n_rounds, budget, s.sampling, s.seed, min(budget, TIMED_TOKENS),
-            TIMING_REPEATS, hold=demo.hold("the measurement"), progress=progress)}
+            pair.target, pair.drafts, s.request(ids, budget, "model"), gamma_run, n_rounds, min(budget, TIMED_TOKENS),
+            TIMING_REPEATS, pacing=admission.pacing("the measurement", progress))}
 
 
     if demo.run(f"Run {n_rounds} rounds per drafter", key="ad_run", state="ad_measured", signature=signature,

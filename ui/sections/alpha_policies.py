@@ -66,8 +66,8 @@ def show(pair, s, profile) -> None:
         contestants.update({describe(POLICIES[name]()): with_costs(POLICIES[name](), planning) for name in ADAPTIVE})
         prompts = [pair.tokenizer.encode(t)[-(pair.context_length - policy_tokens):] or [0] for t in prompt_texts]
         results = compare_policies(pair.target, pair.draft, prompts, contestants, policy_tokens, s.sampling, s.seed,
-                                   repeats, hold=demo.hold("the policy race"),
-                                   progress=lambda f, text: progress(0.95 * f, text))
+                                   repeats, pacing=admission.pacing("the policy race",
+                                                                    lambda f, text: progress(0.95 * f, text)))
         progress(0.95, "Tracing the drafter's confidence for the calibration chart…")
         with admission.slot("the calibration chart"):
             traced = calibration_rounds(pair.target, pair.draft, prompts, CALIBRATION_GAMMA, policy_tokens, s.sampling, s.seed)

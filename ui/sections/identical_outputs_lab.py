@@ -9,12 +9,13 @@ import streamlit as st
 
 from specdec_core import lossy
 from specdec_core.analysis import fidelity, lab, rule_costs
+from specdec_core.analysis.stats import Pacing
 from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import EXACT_TREE
-from ui.server import models, operator
+from ui.server import admission, models, operator
 from ui.state import demo, settings
 from ui.widgets import charts, chips, layout, tables
 
@@ -174,7 +175,7 @@ def render(pair, ids: list[int], s) -> None:
                  what="your samples", failure="Could not run the lab", type="primary", icon=":material/casino:",
                  work=lambda progress: {"result": lab.run_lab(pair.target, pair.draft, prefix, n_tokens=n_tokens, k=int(k),
                                                               gamma=s.gamma, sampling=sampling, rule=RULES[rule_name],
-                                                              seed=s.seed, progress=progress)})
+                                                              seed=s.seed, pacing=Pacing(progress=progress))})
         stored = demo.latest("id_result", lab_signature, stale="note", again="Draw samples")
         if stored:
             show_result(stored["result"], "id_hist")
@@ -192,7 +193,8 @@ def render(pair, ids: list[int], s) -> None:
 
         def run_every_rule(progress) -> dict:
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT, *BROKEN_RULES], n_tokens=n_tokens,
-                                            k=int(k), sampling=sampling, seed=s.seed, gamma=s.gamma, progress=progress)
+                                            k=int(k), sampling=sampling, seed=s.seed, gamma=s.gamma,
+                                            pacing=Pacing(progress=progress))
             return {"rows": [{"rule": name, "p-value": v.test.pvalue, "χ²": round(v.test.statistic, 1), "df": v.test.df,
                               "verdict": "passes" if v.test.passes else "FAILS"} for name, v in judged.verdicts.items()]}
 
@@ -239,11 +241,11 @@ def render(pair, ids: list[int], s) -> None:
             """The chi-square verdict (and its power) of each rule at this prefix and K, then its economics."""
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, list(SHIPPED), n_tokens=n_tokens, k=int(k),
                                             sampling=sampling, seed=s.seed, gamma=s.gamma, with_power=True,
-                                            hold=demo.hold("your rule tests"), progress=lambda f, text: progress(0.4 * f, text))
+                                            pacing=admission.pacing("your rule tests", lambda f, text: progress(0.4 * f, text)))
             economics = rule_costs.rule_economics(
                 pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out], sampling, n_tokens=SHIPPED_TOKENS,
-                gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, hold=demo.hold("your rule measurements"),
-                progress=lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}"))
+                gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, pacing=admission.pacing(
+                    "your rule measurements", lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}")))
             verdicts = judged.verdicts
             return {"rows": [{"rule": e["rule"], "test": verdicts[e["rule"]].test, "power": verdicts[e["rule"]].power,
                               **e} for e in economics], "figures": judged.acceptance}
@@ -308,7 +310,7 @@ def render(pair, ids: list[int], s) -> None:
         def run_tree_rules(progress) -> dict:
             judged = rule_costs.judge_rules(pair.target, pair.draft, prefix, [EXACT_TREE, *BROKEN_TREE_RULES],
                                             n_tokens=lab.DOCUMENTED_TREE_N_TOKENS, k=int(k), sampling=sampling, seed=s.seed,
-                                            shape=lab.DOCUMENTED_TREE_SHAPE, progress=progress)
+                                            shape=lab.DOCUMENTED_TREE_SHAPE, pacing=Pacing(progress=progress))
             return {"rows": [{"tree rule": name, "p-value": f"{v.test.pvalue:.3g}", "χ²": round(v.test.statistic, 1),
                               "df": v.test.df, "verdict": "passes" if v.test.passes else "FAILS"}
                              for name, v in judged.verdicts.items()]}

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from specdec_core import theory
-from specdec_core.analysis import race
+from ui.state import dial
 
 REPLAY_S = 4.0  # a replay lasts about this long
 REPLAY_FRAMES = 48
@@ -18,10 +18,7 @@ def show(pair, s, profile, lane_colors) -> None:
         "γ·c for the drafts plus v for the one target pass over γ + 1 positions. On ideal hardware v = 1. On this "
         f"machine v(γ) and c are measured: c = {profile.c:.3f} and v({s.gamma}) = {profile.v(s.gamma):.2f} for "
         f"the drafter *{next(iter(pair.drafts))}*. Time is counted in target passes of one position.")
-    # α, γ and c are the α Dial's controls (one set for the app; ui/frame.py keeps them across pages).
-    st.session_state.setdefault("ad_alpha", 0.8)
-    st.session_state.setdefault("ad_gamma", s.gamma)
-    st.session_state.setdefault("ad_c", round(min(max(profile.c, 0.0), 1.0), 3))
+    dial.set_defaults(s, profile)  # α, γ and c are the α Dial's controls (one set for the app)
     st.session_state.setdefault("race_tokens", 40)
     simulated_race(pair, s, profile, lane_colors)
 
@@ -45,13 +42,13 @@ def simulated_race(pair, s, profile, lane_colors) -> None:
 
     v_here = profile.v(gamma)
     lanes = {
-        "standard": race.simulated_plain(n_tokens),
-        "ideal": race.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
-        "machine": race.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
+        "standard": theory.simulated_plain(n_tokens),
+        "ideal": theory.simulated_speculative(alpha, gamma, c, n_tokens, v=1.0, seed=s.seed, name="speculative, ideal hardware"),
+        "machine": theory.simulated_speculative(alpha, gamma, profile.c, n_tokens, v=v_here, seed=s.seed,
                                               name="speculative, this machine"),
     }
-    expected = {"standard": float(n_tokens), "ideal": race.expected_finish(alpha, gamma, c, n_tokens, 1.0),
-                "machine": race.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
+    expected = {"standard": float(n_tokens), "ideal": theory.expected_finish(alpha, gamma, c, n_tokens, 1.0),
+                "machine": theory.expected_finish(alpha, gamma, profile.c, n_tokens, v_here)}
     labels = {"standard": "standard decoding", "ideal": f"speculative, ideal hardware (v = 1, c = {c:.3f})",
               "machine": f"speculative, this machine (v = {v_here:.2f}, c = {profile.c:.3f})"}
 

@@ -16,12 +16,11 @@ def show(pair, s, ids, signature, lane_colors) -> None:
                f"interleaved, {SWEEP_REPEATS} times over (prompt processing excluded), and draws the median measured "
                "speedup over the formula. The formula uses the α measured over all these runs and the c and v(γ) of the "
                "passes these very runs made.")
-    demo.run(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", state="race_sweep_result",
-             signature=signature, what="your γ sweep", failure="Could not sweep", progress_text="Sweeping γ…",
-             icon=":material/query_stats:", slot=False,
-             work=lambda progress: {"sweep": race.gamma_sweep(pair.target, pair.draft, ids, SWEEP_GAMMAS, s.max_new_tokens,
-                                                              s.sampling, s.seed, repeats=SWEEP_REPEATS, progress=progress,
-                                                              hold=demo.hold("your γ sweep"))})
+    if st.button(f"Sweep γ = {SWEEP_GAMMAS[0]}…{SWEEP_GAMMAS[-1]}", key="race_sweep", icon=":material/query_stats:"):
+        with demo.measuring("your γ sweep", "Sweeping γ…", "Could not sweep") as pacing:
+            sweep = race.gamma_sweep(pair.target, pair.draft, s.request(ids), SWEEP_GAMMAS, repeats=SWEEP_REPEATS,
+                                     pacing=pacing)
+        demo.keep("race_sweep_result", signature, {"sweep": sweep})
     swept = demo.latest("race_sweep_result", signature)
     if swept:
         sweep = swept["sweep"]

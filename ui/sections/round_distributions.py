@@ -6,7 +6,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from specdec_core import speculative_generate
-from specdec_core.sampling import SamplingConfig
+from specdec_core.request import GenerationRequest
 from ui.server import admission, models
 from ui.widgets import charts, chips
 
@@ -14,14 +14,9 @@ TOP_SHOWN = 5  # entries of p shown per position
 
 
 @admission.cached(max_entries=64, what="this round")
-def one_round(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, temperature: float, top_k: int,
-              top_p: float, seed: int, _pair):
+def one_round(pair_id: str, request: GenerationRequest, gamma: int, _pair):
     """The trace of the first round of a speculative generation (the core's data, nothing re-derived)."""
-    window = _pair.context_length - len(prompt_ids)
-    result = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma,
-                                  max_new_tokens=max(1, min(gamma + 1, window)),
-                                  sampling=SamplingConfig.from_controls(temperature, top_k, top_p),
-                                  seed=seed, max_rounds=1, trace=True)
+    result = speculative_generate(_pair.target, _pair.draft, request, gamma=gamma, max_rounds=1, trace=True)
     return result.rounds[0]
 
 
@@ -34,7 +29,8 @@ def show(pair, s) -> None:
         st.warning(problem, icon=":material/edit_note:")
         return
     with st.spinner("Running one round…"):
-        r = one_round(models.pair_key(pair), tuple(ids), s.gamma, s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
+        window = pair.context_length - len(ids)
+        r = one_round(models.pair_key(pair), s.request(ids, max(1, min(s.gamma + 1, window)), "model"), s.gamma, pair)
     n = len(r.draft_tokens)
     tok = chips.token_strings(pair.tokenizer, r.draft_tokens)
     kinds = ["accepted" if i < r.n_accepted else "rejected" if i == r.n_accepted else "unchecked" for i in range(n)]

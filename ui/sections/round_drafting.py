@@ -2,8 +2,6 @@
 drafters the bundled pair carries. The stepper reads the drafter chosen here (key rr_drafter)."""
 import streamlit as st
 
-SELF_DRAFTERS = {"medusa": "Medusa heads", "eagle": "EAGLE drafter"}  # the pair's drafters that read the target
-
 
 def show(pair) -> None:
     st.markdown("Each round's γ comes from the sidebar's *draft-length policy* (under **Advanced settings**): the "
@@ -12,7 +10,7 @@ def show(pair) -> None:
                 "the coming verdicts, so every one of them keeps the output exact; The α Dial races them. Above each "
                 "round's chips, the stepper says why its drafting stopped.")
     if pair.self_drafters:  # the bundled pair also has drafters that read the target (a later chapter)
-        labels = {"draft": next(iter(pair.drafts)), **{k: SELF_DRAFTERS.get(k, k) for k in pair.self_drafters}}
+        labels = {"draft": next(iter(pair.drafts)), **{k: d.name for k, d in pair.self_drafters.items()}}
         st.radio("Drafter (the chapter *Drafters That Read the Target* explains the last two: small heads or a "
                  "small network that draft from the target's own features)", list(labels), format_func=labels.get,
                  horizontal=True, key="rr_drafter")

@@ -29,14 +29,14 @@ def render(medusa, eagle, width: int, params: dict) -> None:
         "*k* tokens on; EAGLE learned to regress the next feature (smooth L1) plus a small cross-entropy on what the "
         "LM head makes of it, with noise on its inputs so that its own imperfect guesses do not throw it (EAGLE's "
         "recipe). The target's weights are fingerprinted: heads offered to another target are refused.")
-    summary = {name: d.training for name, d in (("Medusa heads", medusa), ("EAGLE drafter", eagle)) if d is not None}
+    summary = {d.name: d.training for d in (medusa, eagle) if d is not None}
     if any(summary.values()):
         t = next(v for v in summary.values() if v)
         agree = t.get("val_medusa_agree", [])
-        rows = [{"drafter": "Medusa heads", "what": f"head {k + 1}: token {k + 2} ahead", "agrees with the target's "
-                 "top token (held-out plays)": a} for k, a in enumerate(agree)]
+        rows = [{"drafter": medusa.name if medusa else "Medusa", "what": f"head {k + 1}: token {k + 2} ahead",
+                 "agrees with the target's top token (held-out plays)": a} for k, a in enumerate(agree)]
         if "val_eagle_agree" in t:
-            rows.append({"drafter": "EAGLE drafter", "what": "the next token, from the target's true feature",
+            rows.append({"drafter": eagle.name if eagle else "EAGLE", "what": "the next token, from the target's true feature",
                          "agrees with the target's top token (held-out plays)": t["val_eagle_agree"]})
         st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min of CPU training, the "
                    "target frozen), on windows of the held-out plays (Macbeth, The Tempest):")

@@ -8,7 +8,7 @@ import streamlit as st
 from specdec_core import theory
 from specdec_core.analysis import fidelity
 from specdec_core.variants import build_variants
-from ui.server import models
+from ui.server import admission, models
 from ui.state import demo
 from ui.widgets import charts, chips, layout, tables
 
@@ -73,8 +73,8 @@ def render(pair, s) -> None:
         held_out = fidelity.held_out_prompts(pair.tokenizer, FID_PROMPTS)
         rep = fidelity.fidelity_report(pair.target, pair.draft, variants, [ids_ for _, ids_ in held_out],
                                        n_tokens=FID_TOKENS, gamma=s.gamma, repeats=FID_REPEATS,
-                                       hold=demo.hold("the lossless-vs-lossy measurement"),
-                                       progress=lambda f, text: progress(f, f"Measuring: {text}"))
+                                       pacing=admission.pacing("the lossless-vs-lossy measurement",
+                                                               lambda f, text: progress(f, f"Measuring: {text}")))
         return fidelity_summary(rep, [name for name, _ in held_out])
 
     # Measured comparisons by (pair, gamma) are kept for the server process: the figures are about this

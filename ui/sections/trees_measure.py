@@ -4,7 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
-from ui.server import measure, models
+from ui.server import admission, measure, models
 from ui.state import demo
 from ui.widgets import charts, layout, tables
 
@@ -23,9 +23,8 @@ def show(pair, s, ids, shape, node_budget, n_nodes) -> None:
     def measure_trees(progress) -> dict:
         profile = measure.cost_profile(pair)  # the shared sweep of pass costs, before taking a slot
         window = pair.context_length - len(ids)
-        out = tree_vs_chain(pair.target, pair.draft, ids, shape, max(2, min(MEASURE_TOKENS, window)), s.sampling,
-                            s.effective_seed, node_budget, REPEATS, hold=demo.hold("the tree measurement"),
-                            progress=progress)
+        out = tree_vs_chain(pair.target, pair.draft, s.request(ids, max(2, min(MEASURE_TOKENS, window))), shape,
+                            node_budget, REPEATS, pacing=admission.pacing("the tree measurement", progress))
         return {"out": out, "profile": profile, "nodes": n_nodes, "depth": len(shape)}
 
 

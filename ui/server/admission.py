@@ -34,6 +34,7 @@ from contextlib import contextmanager
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from specdec_core.analysis.stats import Pacing
 from ui.server import operator
 
 log = logging.getLogger("specdec.admission")
@@ -191,6 +192,12 @@ def slot(what: str = "your request", exclusive: bool = False):
         _local.depth = 0
         g.release(weight)
         log.debug("slot: %s waited %.3f s, held %.3f s", what, waited, time.monotonic() - admitted)
+
+
+def pacing(what: str = "your request", progress=None) -> Pacing:
+    """The core's pacing for a long measurement (specdec_core.analysis.stats.Pacing): a slot of its own
+    for each run, so it never keeps other students waiting long, and `progress` told between runs."""
+    return Pacing(functools.partial(slot, what), progress)
 
 
 class Throttle:

@@ -1,5 +1,5 @@
 """This machine's pass costs and pass sweep, measured once per server process and shared by every
-session, with the core's one method (specdec_core.analysis.measure).
+session, with the core's one method (specdec_core.analysis.pass_costs).
 
 - `cost_profile` / `draft_costs`: c and v(γ) from the passes of a few short greedy generations
   (`measure.calibrate`, about a second on the bundled pair): the first page that needs them pays
@@ -13,8 +13,9 @@ later result is kept.
 """
 import streamlit as st
 
-from specdec_core.analysis import measure
-from specdec_core.analysis.measure import Measured, PassTimes
+from specdec_core.analysis import pass_costs
+from specdec_core.analysis.pass_costs import PassTimes
+from specdec_core.analysis.stats import Measured
 from specdec_core.costs import Costs
 from specdec_core.pairs import ModelPair
 from ui.server import admission
@@ -33,10 +34,6 @@ def _store() -> dict:
     return {}
 
 
-def _hold(what: str):
-    return lambda: admission.slot(what)
-
-
 def pass_times(pair: ModelPair) -> PassTimes:
     """The passes of this process's calibration generations for `pair` (measured on first use, with a
     progress bar)."""
@@ -45,9 +42,10 @@ def pass_times(pair: ModelPair) -> PassTimes:
     if key not in store:
         ids = pair.tokenizer.encode(DEFAULTS.prompt)[-max(1, pair.context_length // 2):]
         bar = st.progress(0.0, text="Timing this machine's passes (once per server process)…")
-        store[key] = measure.calibrate(
-            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, hold=_hold("timing this machine's passes"),
-            progress=lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}"))
+        store[key] = pass_costs.calibrate(
+            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, pacing=admission.pacing(
+                "timing this machine's passes",
+                lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}")))
         bar.empty()
     return store[key]
 
@@ -65,8 +63,8 @@ def draft_costs(pair: ModelPair) -> dict[str, float]:
 def pass_sweep(pair: ModelPair, progress=None) -> dict[int, Measured]:
     """Measure one target pass over each k of SWEEP_KS afresh (interleaved repetitions, a generation
     slot one run at a time)."""
-    return measure.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
-                              hold=_hold("timing one pass over k positions"), progress=progress)
+    return pass_costs.pass_sweep(pair.target, SWEEP_KS, CONTEXT, repeats=SWEEP_REPEATS, passes=SWEEP_PASSES,
+                                 pacing=admission.pacing("timing one pass over k positions", progress))
 
 
 def planning_policy(pair: ModelPair, policy):

@@ -14,17 +14,18 @@ process, for figures about this machine and these models that every student woul
 
 A ValueError from the work (the core's answer to a bad input) becomes a sentence on the page and stops
 it, never a traceback; the slot is given back however the work ends (ui.server.admission). A measurement
-takes its slot run by run instead (`slot=False`, and `hold(what)` passed to the core), and shows its
-figure with `spread_note`.
+takes its slot run by run instead: the page calls the core inside `with measuring(what) as pacing:`,
+passes it the one `pacing`, stores the result with `keep`, and shows its figure with `spread_note`.
 """
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import streamlit as st
 
+from specdec_core.analysis.stats import Pacing
 from ui.server import admission
 
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is running now)
@@ -66,10 +67,44 @@ def _no_progress(_fraction: float, _text: str) -> None:
     admission.checkpoint()
 
 
-def hold(what: str = "your request") -> Callable:
-    """A `hold` for the core's measurements (specdec_core.analysis.measure.contest): each run takes
-    a generation slot of its own, so a long measurement never keeps other students waiting long."""
-    return lambda: admission.slot(what)
+def _bar(text: str) -> tuple:
+    """A progress bar, and the (fraction, text) -> None that draws on it between timed runs."""
+    bar = st.progress(0.0, text=text)
+
+    def report(fraction: float, text: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
+        # The server's event loop sends the update on another thread, and a browser on this machine
+        # redraws it: both get a moment before the next timed run starts, instead of during it.
+        time.sleep(SETTLE_S)
+    return bar, report
+
+
+@contextmanager
+def measuring(what: str = "your request", progress_text: str = "Starting…",
+              failure: str = "Could not run") -> Iterator[Pacing]:
+    """A progress bar around the block, and the one `Pacing` the core's measurement takes: a generation
+    slot per run (`admission.pacing`) and the bar drawn between runs. A ValueError from the core
+    becomes "`failure`: error" on the page and stops the run; the bar goes however the block ends.
+
+        with demo.measuring("your race", "Racing…", "Could not race") as pacing:
+            live = race.live_race(pair.target, pair.draft, s.request(ids), gamma, pacing=pacing)
+        demo.keep("race_live", signature, {"race": live})"""
+    bar, report = _bar(progress_text)
+    try:
+        yield admission.pacing(what, report)
+    except ValueError as err:
+        st.error(f"{failure}: {err}")
+        st.stop()
+    finally:
+        bar.empty()
+
+
+def keep(state: str, signature, payload: dict, shared: bool = False) -> dict:
+    """Store `payload` with "signature" added (this session's, or the server's with `shared`), as
+    `execute` does; returns the stored dict."""
+    stored = {**payload, "signature": signature}
+    _store(state, signature, stored, shared)
+    return stored
 
 
 def repeats_cap(repeats: int, most: int) -> int:
@@ -87,15 +122,7 @@ def execute(state: str, signature, work: Callable[[Progress], dict], *, what: st
     store its dict with "signature" added: in st.session_state[state], or with `shared` for every
     session of this server. Returns the stored dict; on a ValueError shows "`failure`: error" and stops
     the script run. `slot=False`: the work takes its slots itself, run by run (pass it `hold(what)`)."""
-    bar = st.progress(0.0, text=progress_text) if progress else None
-
-    def report(fraction: float, text: str) -> None:
-        if bar is None:
-            return _no_progress(fraction, text)
-        bar.progress(min(max(fraction, 0.0), 1.0), text=text)
-        # The server's event loop sends the update on another thread, and a browser on this machine
-        # redraws it: both get a moment before the next timed run starts, instead of during it.
-        time.sleep(SETTLE_S)
+    bar, report = _bar(progress_text) if progress else (None, _no_progress)
 
     try:
         with admission.slot(what) if slot else nullcontext():
@@ -106,9 +133,7 @@ def execute(state: str, signature, work: Callable[[Progress], dict], *, what: st
     finally:
         if bar is not None:
             bar.empty()
-    stored = {**payload, "signature": signature}
-    _store(state, signature, stored, shared)
-    return stored
+    return keep(state, signature, payload, shared)
 
 
 def run(label: str, *, key: str, state: str, signature, work: Callable[[Progress], dict], where=None,

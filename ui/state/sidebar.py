@@ -123,7 +123,7 @@ def _adaptive_defaults_text(pair) -> str:
     """Which policy the adaptive default is for each of the pair's drafters, and where that was measured."""
     if pair is None:
         return f"No pair loaded: the adaptive default is {POLICY_LABELS[DEFAULT_ADAPTIVE]}."
-    names = {"draft": next(iter(pair.drafts)), "medusa": "Medusa heads", "eagle": "EAGLE drafter"}
+    names = {"draft": next(iter(pair.drafts)), **{k: d.name for k, d in pair.self_drafters.items()}}
     drafters = ["draft", *pair.self_drafters]
     parts = [f"{names.get(d, d)}: {POLICY_LABELS[pair.adaptive_policy(d)]}" for d in drafters]
     measured = [pair.adaptive_choices[d] for d in drafters if d in pair.adaptive_choices]

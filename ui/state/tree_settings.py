@@ -3,7 +3,7 @@
 Plain Python (no Streamlit), like ui/state/settings.py: values are untrusted, so they are clamped and every
 change is said in words. The URL carries `tree=2,2,1,1` and `budget=16` (0 or absent: a static tree).
 """
-from specdec_core.tree import MAX_BRANCHING, MAX_TREE_DEPTH, tree_size
+from specdec_core.tree_draft import MAX_BRANCHING, MAX_TREE_DEPTH, tree_size
 
 QUERY_KEYS = ("tree", "budget")
 DEFAULT_SHAPE = (2, 2, 1, 1)

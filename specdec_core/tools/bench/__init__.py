@@ -14,7 +14,7 @@ moment of the machine hits all of them alike) and the median of the repetitions 
 Each row gets wall time, tokens/s, target passes per token, measured alpha, the speedup end to end
 and for the decoding phase alone (the prompt's prefill left out, as the cost model leaves it out),
 the theory's predicted speedup E / (gamma c + v(gamma)) from the measured alpha and the c and v of
-the row's own passes (and, for comparison, from an isolated `measure.cost_profile`), and the peak
+the row's own passes (and, for comparison, from an isolated `pass_costs.cost_profile`), and the peak
 memory of the run. Output goes to --out: bench.md (tables and the targets with PASS / MISS),
 bench.csv (aggregated rows), runs.csv (every run) and bench.png.
 Speedups are median over prompts of the per-prompt ratio to plain decoding of the same kind.

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...sampling import SamplingConfig
-from ...tree import tree_size
+from ...tree_draft import tree_size
 
 PROMPTS_FILE = Path(__file__).resolve().parents[3] / "assets" / "bench_prompts.json"
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from ...analysis.measure import cost_profile
+from ...analysis.pass_costs import cost_profile
 from ...analysis.policy_compare import PLAIN, best_adaptive, calibration_rounds, compare_policies, summary
 from ...analysis.round_stats import calibration, modelled_speedup, oracle_speedup
 from ...pairs import PAIRS, load_pair

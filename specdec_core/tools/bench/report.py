@@ -83,7 +83,7 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
         for forward, cost in res["cost"].items():
             cs = [p.c for p in res["costs"][forward]]
             md.append(f"Cost profile, {forward} forward, at {res['context']} cached tokens (median of {len(cs)} "
-                      f"measure.cost_profile runs, one before "
+                      f"pass_costs.cost_profile runs, one before "
                       f"the runs and one after each repetition): target pass {cost.target_s * 1e3:.2f} ms, draft pass "
                       f"{cost.draft_s * 1e3:.3f} ms, c = {cost.c:.3f} (single profiles: {min(cs):.3f} to "
                       f"{max(cs):.3f}); v(gamma) = "

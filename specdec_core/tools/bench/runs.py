@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from ...analysis.measure import PassTimes, cost_profile, pass_seconds
+from ...analysis.pass_costs import PassTimes, cost_profile, pass_seconds
 from ...costs import Costs
 from ...drafters import ModelDrafter, NgramDrafter
 from ...sampler import autoregressive_generate, speculative_generate
@@ -134,7 +134,7 @@ def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     # (Tree rows: alpha of the chain model does not apply, so no judged count.)
     judged = sum(r.n_accepted + (r.next_kind == "corrective") for r in res.rounds) if cfg.method != "tree" else 0
     # The cost of each kind of pass as it ran here, for the prediction from in-run costs, by the
-    # core's one method (analysis.measure.PassTimes, as the app's figures): a target pass over
+    # core's one method (analysis.pass_costs.PassTimes, as the app's figures): a target pass over
     # gamma + 1 positions (full rounds; plain decoding: one position), and a draft pass as a round pays
     # for it on average, the drafter's warm-up after the target's pass included (round_draft_seconds).
     # Tree rows: a target pass over nodes + 1 positions, in the rounds that drafted every node.

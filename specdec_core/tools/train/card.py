@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...analysis.measure import acceptance, cost_profile
+from ...analysis.acceptance import acceptance
+from ...analysis.pass_costs import cost_profile
 from ...pairs import load_pair
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY, SamplingConfig
