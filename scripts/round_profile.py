@@ -9,7 +9,11 @@ Two views of the same runs:
 Shares, not milliseconds: the machine this runs on may be shared, and its load moves the absolute
 times (the memory-bound target pass more than the rest). Run:
 
-    python scripts/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step fused] [--no-trace]
+    python scripts/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
+
+Two more figures, each through measure.contest (interleaved, median and spread), instead of the table:
+    --v-gamma 1-8    v(gamma) = one target pass over gamma + 1 positions / one over 1 (`measure.pass_sweep`)
+    --trace-cost     decoding time with trace=True over trace=False, the same runs interleaved
 """
 import argparse
 import cProfile
@@ -22,6 +26,7 @@ from pathlib import Path
 import torch
 
 from specdec_core import drafters, generation, sampler
+from specdec_core.analysis.measure import contest, decode_seconds, pass_sweep
 from specdec_core.drafters import ModelDrafter
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import speculative_generate
@@ -64,6 +69,8 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--draft-step", default="core", help="the draft model's forward (see lm.CachedLM)")
     ap.add_argument("--no-trace", action="store_true", help="trace=False (the runs nobody reads)")
+    ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: measure v(gamma) instead of the table")
+    ap.add_argument("--trace-cost", action="store_true", help="measure trace=True against trace=False instead")
     args = ap.parse_args()
     torch.set_num_threads(1)
     pair = load_pair("shakespeare", device="cpu")
@@ -81,6 +88,26 @@ def main() -> None:
                                                     sampling=GREEDY, eos_token_id=None, trace=not args.no_trace))
         return out
 
+    if args.v_gamma:
+        lo, hi = (int(x) for x in args.v_gamma.split("-"))
+        sweep = pass_sweep(pair.target, range(1, hi + 2), context=64, repeats=args.reps)
+        print(f"target passes after 64 cached tokens, {args.reps} interleaved repetitions (each the median of 3 "
+              "passes); v per repetition, median (spread)")
+        for g in range(lo, hi + 1):
+            v = [a / b for a, b in zip(sweep[g + 1].runs, sweep[1].runs)]
+            print(f"  v({g}) = {sorted(v)[len(v) // 2]:.2f} ({min(v):.2f}-{max(v):.2f}); pass over {g + 1}: "
+                  f"{sweep[g + 1].text(' ms', 2, 1e3)}")
+        return
+    if args.trace_cost:
+        gamma = gammas[0]
+        spec = lambda trace: lambda: [speculative_generate(pair.target, drafter, ids, gamma=gamma,
+                                                           max_new_tokens=args.tokens, sampling=GREEDY,
+                                                           eos_token_id=None, trace=trace) for ids in prompts]
+        done = contest({"trace": spec(True), "no trace": spec(False)}, args.reps, warm_up=True)
+        cost = done.ratios("trace", "no trace", lambda rs: sum(decode_seconds(r) for r in rs))
+        print(f"gamma {gamma}, {len(prompts)} held-out prompts a repetition, {done.repeats} interleaved "
+              f"repetitions: decoding time with trace / without {cost.text('×', 3)}")
+        return
     runs()  # warm-up, not counted
     # 1. the instrumented run: wall-clock shares of the decoding phase (prefill left out)
     instrument()
