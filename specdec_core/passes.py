@@ -163,14 +163,18 @@ class GPT2Pass:
             return F.linear(h[k - keep:], self.lm_head), h
         return self._logits(x[k - keep:])
 
-    @torch.inference_mode()
     def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
         `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
+        if not torch.is_inference_mode_enabled():  # the generation functions run under it already
+            with torch.inference_mode():
+                return self(tokens, past, keep, hidden)
         k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
+        if k == 1 and keep == 1 and not hidden:
+            return self._step(tokens[0], past)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
         x = torch.embedding(self.wte, ids) + self.wpe[past:past + k]  # (k, E)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
@@ -181,6 +185,27 @@ class GPT2Pass:
                 self._causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
             mask = self._causal[past:past + k, :past + k]  # (k, past + k)
         return self._one_row(x, past, mask, k > 1 and not past, keep, hidden)
+
+    def _step(self, token: int, past: int) -> torch.Tensor:
+        """Logits (1, V) of one token after `past` cached positions: the ops of `_one_row` for k = 1
+        (no mask, not causal), in the same order and so bit for bit the same, without what one
+        position does not need: no id tensor (its embedding row is a slice), no attention closure, and
+        attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
+        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md)."""
+        if not 0 <= token < self.wte.shape[0]:
+            raise IndexError(f"token {token} is outside the vocabulary of {self.wte.shape[0]}")
+        E, end = self.embed_dim, past + 1
+        shape, eps = (E,), self.eps
+        x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)
+        for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), heads, cache \
+                in zip(self.blocks, self.heads, self.cache):
+            torch.addmm(qkv_b, torch.layer_norm(x, shape, ln1_w, ln1_b, eps), qkv_w, out=cache[past:end])
+            att = F.scaled_dot_product_attention(heads[0, :, :, past:end], heads[1, :, :, :end], heads[2, :, :, :end],
+                                                 dropout_p=0.0, scale=scale)  # (1, H, 1, D)
+            x = torch.addmm(proj_b, att.reshape(1, E), proj_w).add_(x)
+            h = torch.addmm(fc_b, torch.layer_norm(x, shape, ln2_w, ln2_b, eps), fc_w)  # (1, 4E)
+            x = torch.addmm(out_b, gelu_new_(h), out_w).add_(x)
+        return F.linear(torch.layer_norm(x, shape, *self.ln_f, eps), self.lm_head)
 
     @torch.inference_mode()
     def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):

@@ -1,0 +1,127 @@
+"""c = one draft step / one target one-token pass on the bundled pair, the lean pass of a git revision
+against today's, interleaved in one process (docs/benchmarks.md, "Where a round's time goes").
+
+Each contestant is the cost profile's own isolated pass (`measure.pass_cost`: one pass after 64 cached
+tokens, the median of 3 after a warm-up) of the draft or the target through CachedLM, with
+passes.py as it is now or as it was at --before; `measure.contest` runs them interleaved, and c is
+taken repetition by repetition (draft / target of the same revision), median and spread. Run:
+
+    python scripts/draft_step_cost.py [--before HEAD~1] [--reps 60]
+
+With --runs N: instead, whole generations before against now (greedy, 64 new tokens, the held-out
+prompts, plain and speculative at --gamma), N interleaved repetitions, decoding time per repetition.
+"""
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, lm, speculative_generate
+from specdec_core.analysis.measure import contest, decode_seconds, pass_cost
+from specdec_core.pairs import load_pair
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def passes_at(rev: str):
+    """specdec_core/passes.py as it was at `rev`, imported as a module of its own."""
+    source = subprocess.run(["git", "show", f"{rev}:specdec_core/passes.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "passes_before.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("passes_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["passes_before"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--before", default="HEAD~1", help="the git revision whose passes.py is 'before'")
+    ap.add_argument("--reps", type=int, default=60)
+    ap.add_argument("--context", type=int, default=64)
+    ap.add_argument("--runs", type=int, default=0, help="whole generations instead, this many repetitions")
+    ap.add_argument("--gamma", type=int, default=5)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    pair = load_pair("shakespeare", device="cpu")
+    now, before = lm.model_pass, passes_at(args.before).model_pass
+    if args.runs:
+        return generations(pair, now, before, args)
+
+    def cost(model, pass_of):
+        def run():
+            lm.model_pass = pass_of
+            try:
+                return pass_cost(model, 1, args.context, repeats=3, warmup=1)
+            finally:
+                lm.model_pass = now
+        return run
+
+    runs = {(role, rev): cost(getattr(pair, role), pass_of) for role in ("draft", "target")
+            for rev, pass_of in (("before", before), ("now", now))}
+    done = contest(runs, args.reps, warm_up=True)
+    print(f"one-token passes after {args.context} cached tokens, one thread, {done.repeats} interleaved "
+          f"repetitions (passes.py at {args.before} = before); median (spread)")
+    for name in runs:
+        print(f"  {name[0]:6s} {name[1]:6s} {done.measured(name, lambda s: 1e3 * s).text('ms', 3)}")
+    for rev in ("before", "now"):
+        c = done.ratios(("draft", rev), ("target", rev), float)
+        print(f"  c {rev:6s} {c.text('', 4)}")
+    step = done.ratios(("draft", "now"), ("draft", "before"), float)
+    print(f"  draft step now / before {step.text('×', 3)}")
+    target = done.ratios(("target", "now"), ("target", "before"), float)
+    print(f"  target pass now / before {target.text('×', 3)}")
+
+
+def generations(pair, now, before, args) -> None:
+    prompts = [pair.tokenizer.encode(p["text"]) for p in
+               json.loads((ROOT / "assets/bench_prompts.json").read_text())["prompts"] if p["kind"] == "open"]
+    drafter = ModelDrafter(pair.draft)
+
+    def run(pass_of, gamma):
+        def go():
+            lm.model_pass = pass_of
+            try:
+                out = []
+                for ids in prompts:
+                    if gamma:
+                        out.append(speculative_generate(pair.target, drafter, ids, gamma=gamma, max_new_tokens=64,
+                                                        sampling=GREEDY, eos_token_id=None, trace=False))
+                    else:
+                        out.append(autoregressive_generate(pair.target, ids, 64, GREEDY, eos_token_id=None))
+                return out
+            finally:
+                lm.model_pass = now
+        return go
+
+    runs = {(kind, rev): run(pass_of, g) for kind, g in (("plain", 0), (f"gamma={args.gamma}", args.gamma))
+            for rev, pass_of in (("before", before), ("now", now))}
+    done = contest(runs, args.runs, warm_up=True)
+    seconds = lambda rs: sum(decode_seconds(r) for r in rs) / len(rs)
+    print(f"greedy, 64 new tokens, {len(prompts)} held-out prompts a repetition, {done.repeats} interleaved "
+          f"repetitions (passes.py at {args.before} = before); decoding ms per 64 tokens, median (spread)")
+    for name in runs:
+        print(f"  {name[0]:8s} {name[1]:6s} {done.measured(name, seconds).text(' ms', 1, 1e3)}")
+    for kind in ("plain", f"gamma={args.gamma}"):
+        print(f"  {kind}: before / now {done.ratios((kind, 'before'), (kind, 'now'), seconds).text('×', 3)}")
+    for rev in ("before", "now"):
+        print(f"  speedup over plain, {rev}: "
+              f"{done.ratios(('plain', rev), (f'gamma={args.gamma}', rev), seconds).text('×', 2)}")
+    for kind in ("plain", f"gamma={args.gamma}"):  # the outputs: the same before and now, run for run
+        pairs = zip(done.results[kind, "before"], done.results[kind, "now"])
+        same = all(a.tokens == b.tokens for rb, rn in pairs for a, b in zip(rb, rn))
+        print(f"  {kind}: every output the same before and now: {same}")
+    plain = [r.tokens for r in done.results["plain", "now"][0]]
+    spec = [r.tokens for r in done.results[f"gamma={args.gamma}", "now"][0]]
+    print(f"  speculative outputs equal to plain greedy's: {plain == spec}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The one-token step of the lean pass (passes.GPT2Pass._step, every draft step and every plain decoding
+pass) on the bundled pair: its logits equal transformers' bit for bit (the bar is 1e-5; this step
+keeps every bit), and no greedy output on the held-out prompts changes."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, speculative_generate
+from specdec_core.lm import CachedLM
+
+PROMPTS = Path(__file__).resolve().parents[2] / "assets/bench_prompts.json"
+
+
+def held_out(tokenizer) -> list[list[int]]:
+    prompts = json.loads(PROMPTS.read_text(encoding="utf-8"))["prompts"]
+    return [tokenizer.encode(p["text"]) for p in prompts if p["kind"] == "open"]
+
+
+@pytest.mark.parametrize("role", ["draft", "target"])
+def test_one_token_steps_match_transformers(pair, role):
+    model = getattr(pair, role)
+    rng = random.Random(1)
+    ids = held_out(pair.tokenizer)[0]
+    fast, slow = CachedLM(model), CachedLM(model, forward="transformers")
+    with torch.inference_mode():
+        for lm in (fast, slow):
+            lm.prefill(ids[:-1])
+        token = ids[-1]
+        for _ in range(40):
+            a, b = fast.extend([token], 1), slow.extend([token], 1)  # (1, V) each
+            assert (a - b).abs().max() <= 1e-5
+            assert torch.equal(a, b)  # the step keeps transformers' bits, not only the 1e-5 bar
+            if rng.random() < 0.3:  # a rejected draft: forget it and feed another
+                fast.rollback(1)
+                slow.rollback(1)
+                token = rng.randrange(a.shape[-1])
+            else:
+                token = int(a.argmax())
+
+
+def test_step_outside_inference_mode_and_bad_tokens(pair):
+    lm = CachedLM(pair.draft)
+    lm.prefill([1, 2, 3])
+    assert lm.extend([4], 1).shape == (1, pair.draft.config.vocab_size)  # enters inference mode itself
+    with pytest.raises(IndexError):
+        lm.extend([pair.draft.config.vocab_size], 1)
+
+
+def test_greedy_outputs_on_held_out_prompts_unchanged(pair):
+    """Speculative greedy through the lean pass (draft steps and verify passes) against plain greedy
+    through transformers' own forward: the same tokens on every held-out prompt."""
+    core, reference = ModelDrafter(pair.draft), ModelDrafter(pair.draft, forward="transformers")
+    for ids in held_out(pair.tokenizer):
+        plain = autoregressive_generate(pair.target, ids, 32, GREEDY, eos_token_id=None, forward="transformers")
+        for gamma in (5, 6):
+            spec = speculative_generate(pair.target, core, ids, gamma=gamma, max_new_tokens=32, sampling=GREEDY,
+                                        eos_token_id=None, trace=False)
+            assert spec.tokens == plain.tokens
+        slow = speculative_generate(pair.target, reference, ids, gamma=5, max_new_tokens=32, sampling=GREEDY,
+                                    eos_token_id=None, trace=False, forward="transformers")
+        assert slow.tokens == plain.tokens
