@@ -7,11 +7,19 @@ from specdec_core import NgramDrafter, SamplingConfig, speculative_generate
 from specdec_core.broken import BROKEN_Q_OTHER_TEMPERATURE, BROKEN_RESAMPLE_FROM_P
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 
-pytestmark = pytest.mark.slow  # tens of thousands of whole generations per test
+pytestmark = pytest.mark.slow  # 16,000 whole generations per test
 
 PROMPT = [1, 2, 3, 1, 2]
 LENGTH = 3  # tokens per sample: with gamma = 2 a round can accept, reject, or earn a bonus
-N_SAMPLES = 20_000
+# Sized by the subtler of the two broken controls (resample from p), under the Pearson test's
+# noncentral chi-square: a wrong rule's statistic is ~ chi2'(df, lam = n * w2), w2 = sum (p1 - p0)^2 / p0.
+# Measured on fresh-seed draws of that control, w2 = (X2 - df) / n: 0.0071 (n = 20,000), then 0.0066, 0.0080,
+# 0.0042, 0.0066, 0.0088 (n = 15,000 each): mean 0.0069. The broken test's bar p < 1e-6 is X2 > 65.4 (df = 20).
+# n = 16,000: lam = 110 and power P(chi2'(20, 110) > 65.4) = 0.9997 (0.999 needs ~15,000). The five fresh-seed
+# runs at 15,000 all failed (p from 2e-22 to 1e-9). The q-at-another-temperature bug (w2 = 0.024) is missed with
+# probability < 1e-30. The honest samplers' false alarm is their bar, p <= 1e-3, at any n (the seeds are fixed).
+# Was 20,000.
+N_SAMPLES = 16_000
 
 
 def draw(target, drafter, sampling, rule=None, n=N_SAMPLES, seed0=0):

@@ -24,9 +24,12 @@ from specdec_core.policies import (
 )
 from specdec_core.sampling import GREEDY
 from tests.core.exactness import chi_square_pvalue, exact_distribution
-from tests.core.test_core_exactness import LENGTH, PROMPT
+from tests.core.test_core_exactness import LENGTH, N_SAMPLES, PROMPT
 
-N_SAMPLES = 20_000
+# N_SAMPLES (16,000) is the exactness suite's: the same pair, prompt, length and temperature, so an honest
+# policy's test has that suite's power against a wrong rule (resample from p caught with power 0.999).
+# The peeking policy below is far louder: w2 = 0.082 measured (X2 = 340.5 at n = 4,000, df = 12),
+# missed at 16,000 with probability < 1e-300.
 SAMPLING = SamplingConfig(1.0)
 
 # Settings under which each policy really varies its rounds within LENGTH = 3 tokens (the defaults
@@ -64,7 +67,7 @@ def draw(target, drafter, policy, n=N_SAMPLES, sampling=SAMPLING):
     return samples, shapes
 
 
-@pytest.mark.slow  # a chi-square test over 20,000+ generations
+@pytest.mark.slow  # a chi-square test over 16,000+ generations
 @pytest.mark.parametrize("name", sorted(SMALL))
 def test_policy_samples_follow_target(tiny_pair, name):
     target, draft = tiny_pair
@@ -78,7 +81,7 @@ def test_policy_samples_follow_target(tiny_pair, name):
         assert any(stop == STOP_CONFIDENCE for *_, stop in shapes) and any(d >= 2 for _, d, _ in shapes)
 
 
-@pytest.mark.slow  # a chi-square test over 20,000+ generations
+@pytest.mark.slow  # a chi-square test over 16,000+ generations
 def test_peeking_policy_fails_the_same_test(tiny_pair):
     """The test has power over policies: one that reads the coming verdict and rerolls it is caught."""
     target, draft = tiny_pair
@@ -87,13 +90,15 @@ def test_peeking_policy_fails_the_same_test(tiny_pair):
     assert p_value < 1e-6, f"the peeking policy passed the test (p = {p_value:.2e})"
 
 
-@pytest.mark.slow  # a chi-square test over 20,000+ generations
-def test_a_subtle_peek_is_caught_with_twice_the_samples(tiny_pair):
+@pytest.mark.slow  # a chi-square test over 16,000+ generations
+def test_a_subtle_peek_is_caught_with_more_samples(tiny_pair):
     """Only choosing stop/continue from the coming verdict (a rejected first draft gets one second
     chance) biases less: at 20,000 samples it gave p = 1.5e-3, under the honest policies' 1e-3 bar
-    but not clearly; at 40,000 it is unmistakable (p = 1e-20 when written)."""
+    but not clearly; at 40,000 it is unmistakable (p = 1e-20 when written).
+    Power at 40,000: measured w2 = 0.0025 (X2 = 70.4 on 20,000 fresh-seed draws, df = 20), lam = 100 against
+    the bar X2 > 65.4 (p < 1e-6): P(chi2'(20, 100) > 65.4) = 0.9985; it cannot be smaller (0.999 needs 40,750)."""
     target, draft = tiny_pair
-    samples, _ = draw(target, draft, PeekingPolicy(target, draft, SAMPLING, max_gamma=2, reroll=False), n=2 * N_SAMPLES)
+    samples, _ = draw(target, draft, PeekingPolicy(target, draft, SAMPLING, max_gamma=2, reroll=False), n=40_000)
     p_value = chi_square_pvalue(samples, exact_distribution(target, PROMPT, LENGTH, SAMPLING))
     assert p_value < 1e-6, f"the subtle peeking policy passed the test (p = {p_value:.2e})"
 

@@ -70,7 +70,11 @@ def test_the_drafters_draft_and_the_target_accepts_some(small):
 
 # --- sampling: chi-square over whole three-token continuations --------------------------------------
 
-PROMPT, LENGTH, N = [1, 2, 3, 1, 2], 3, 6000
+# N is sized by the broken control below (a q that is not the draw), which the same test must catch at p < 1e-6:
+# measured on 2,000 fresh-seed draws X2 = 3141 (df = 32), w2 = (X2 - df) / n = 1.55; at n = 2,000 the bar is
+# X2 > 85.2 and lam = n * w2 = 3100, so a miss has probability < 1e-300. At 2,000 the test catches with power
+# 0.999 any error as large as w2 = 0.058. The honest drafters' false alarm is their bar, p <= 1e-3. Was 6,000.
+PROMPT, LENGTH, N = [1, 2, 3, 1, 2], 3, 2000
 SAMPLING = SamplingConfig(1.0)
 
 

@@ -204,7 +204,11 @@ def test_exact_enumeration_one_node():
 
 PROMPT = [7, 4, 6]  # the tiny target is unsure here and the draft disagrees: a wrong rule shows at once
 LENGTH = 3  # tokens per sample: a one-token run cannot tell a tree from a chain
-N_SAMPLES = 6000
+# Sized by the broken tree rules, which the same test must catch at p < 1e-6 (X2 > 63.7 at df = 19): measured on
+# 3,000 fresh-seed draws, same-p X2 = 332 and fresh-draw X2 = 379, so w2 = (X2 - df) / n = 0.104 and 0.120.
+# At n = 3,000 lam = n * w2 >= 313 and a miss P(chi2'(19, lam) <= 63.7) has probability < 1e-25 (0.999 needs n >= 1,000);
+# the honest trees' false alarm is their bar, p <= 1e-3, at any n. Was 6,000: twice what the controls use.
+N_SAMPLES = 3000
 
 
 @torch.inference_mode()
@@ -250,7 +254,7 @@ def test_tree_samples_follow_target_with_top_k(tiny_pair):
 def test_broken_tree_rules_fail(tiny_pair, rule):
     target, draft = tiny_pair
     sampling = SamplingConfig(1.0)
-    p_value = chi_square_pvalue(_draw(target, draft, sampling, rule, n=3000, shape=(2, 2)),
+    p_value = chi_square_pvalue(_draw(target, draft, sampling, rule, shape=(2, 2)),
                                 exact_distribution(target, sampling))
     assert p_value < 1e-6, f"{rule.name} passed: chi-square p = {p_value:.2e}"
 
