@@ -1,9 +1,9 @@
 """c = one draft step / one target one-token pass on the bundled pair, the lean pass of a git revision
 against today's, interleaved in one process (docs/benchmarks.md, "Where a round's time goes").
 
-Each contestant is the cost profile's own isolated pass (`measure.pass_cost`: one pass after 64 cached
+Each contestant is the cost profile's own isolated pass (`pass_costs.pass_cost`: one pass after 64 cached
 tokens, the median of 3 after a warm-up) of the draft or the target through CachedLM, with
-passes.py as it is now or as it was at --before; `measure.contest` runs them interleaved, and c is
+passes.py as it is now or as it was at --before; `stats.contest` runs them interleaved, and c is
 taken repetition by repetition (draft / target of the same revision), median and spread. Run:
 
     python scripts/draft_step_cost.py [--before HEAD~1] [--reps 60]
@@ -22,7 +22,8 @@ from pathlib import Path
 import torch
 
 from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, lm, speculative_generate
-from specdec_core.analysis.measure import contest, decode_seconds, pass_cost
+from specdec_core.analysis.pass_costs import pass_cost
+from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.pairs import load_pair
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,8 +11,8 @@ times (the memory-bound target pass more than the rest). Run:
 
     python scripts/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
 
-Two more figures, each through measure.contest (interleaved, median and spread), instead of the table:
-    --v-gamma 1-8    v(gamma) = one target pass over gamma + 1 positions / one over 1 (`measure.pass_sweep`)
+Two more figures, each through stats.contest (interleaved, median and spread), instead of the table:
+    --v-gamma 1-8    v(gamma) = one target pass over gamma + 1 positions / one over 1 (`pass_costs.pass_sweep`)
     --trace-cost     decoding time with trace=True over trace=False, the same runs interleaved
 """
 import argparse
@@ -26,7 +26,8 @@ from pathlib import Path
 import torch
 
 from specdec_core import drafters, generation, sampler
-from specdec_core.analysis.measure import contest, decode_seconds, pass_sweep
+from specdec_core.analysis.pass_costs import pass_sweep
+from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.drafters import ModelDrafter
 from specdec_core.pairs import load_pair
 from specdec_core.sampler import speculative_generate
