@@ -14,5 +14,18 @@ def test_shipped_config_has_no_file_watcher():
 
 def test_make_run_keeps_the_watcher_off_and_make_dev_opts_in():
     targets = dict(re.findall(r"^([a-z]+):.*\n\t(.+)$", (ROOT / "Makefile").read_text(), flags=re.M))
-    assert "streamlit run app.py" in targets["run"] and "fileWatcherType" not in targets["run"]
+    assert "-m ui.server.launch" in targets["run"] and "fileWatcherType" not in targets["run"]
     assert "--server.fileWatcherType auto" in targets["dev"] and "--server.runOnSave true" in targets["dev"]
+
+
+def test_the_launcher_is_streamlit_run_app_py_after_the_imports(monkeypatch):
+    """ui/server/launch.py hands Streamlit's own command line `run app.py` and the options it was given."""
+    from streamlit.web import cli
+
+    from ui.server import launch
+
+    calls = []
+    monkeypatch.setattr(launch, "preload", lambda: calls.append("preload"))
+    monkeypatch.setattr(cli, "main", lambda args, prog_name: calls.append((prog_name, args)))
+    launch.main(["--server.port", "8765"])
+    assert calls == ["preload", ("streamlit", ["run", "app.py", "--server.port", "8765"])]
