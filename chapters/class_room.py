@@ -22,7 +22,7 @@ from classroom import codes
 from ui.content import class_demos
 from ui.server import admission, models
 from ui.state import demo, settings
-from ui.widgets import class_views
+from ui.widgets import class_views, runs
 
 POLL_S = 1.5  # how often a student's page, the projector and the teacher's count ask the store
 PARAM_MAX = 64  # longest query value looked at; anything longer is refused unread
@@ -333,30 +333,35 @@ def class_panel(code: str, key: str) -> None:
 
 
 def controls(code, key, s, q, ids, current) -> None:
-    """The buttons that move the class on, for the selected question's state, left to right."""
+    """The buttons that move the class on, for the selected question's state, in four fixed places. A
+    click reruns the page, and until the new buttons are drawn the old ones still take clicks: so the
+    place of a button just pressed holds the next step or a harmless one (Close and reveal → Reveal →
+    Hide), never "Reopen the vote" or "Second vote" (a second click there would undo the first)."""
     n = s.round or 1
-    buttons = []  # (label, key, callback, args, primary, icon)
+    buttons = [None] * 4  # by column: (label, key, callback, args, primary, icon), or None for an empty place
     if not current or s.round is None:
-        buttons.append(("Open the vote", "cm_open", act, (store().open_vote, code, key, q.id, 1), True, "how_to_vote"))
+        buttons[0] = ("Open the vote", "cm_open", act, (store().open_vote, code, key, q.id, 1), True, "how_to_vote")
     elif s.open:
-        buttons.append(("Close the vote", "cm_close", act, (store().close_vote, code, key), False, "lock"))
-        buttons.append(("Close and reveal", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart"))
+        buttons[0] = ("Close and reveal", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart")
+        buttons[1] = ("Close the vote", "cm_close", act, (store().close_vote, code, key), False, "lock")
     elif not s.revealed:
-        buttons.append(("Reveal the answers", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart"))
-        buttons.append(("Reopen the vote", "cm_reopen", act, (store().open_vote, code, key, q.id, n), False, "lock_open"))
+        buttons[0] = ("Reveal the answers", "cm_reveal", act, (store().reveal, code, key), True, "bar_chart")
+        buttons[2] = ("Reopen the vote", "cm_reopen", act, (store().open_vote, code, key, q.id, n), False, "lock_open")
     else:
+        buttons[0] = ("Hide the answers", "cm_hide", act, (store().hide, code, key), False, "visibility_off")
         if n == 1:
-            buttons.append(("Second vote, after discussion", "cm_revote", act, (store().open_vote, code, key, q.id, 2),
-                            True, "forum"))
-        buttons.append(("Hide the answers", "cm_hide", act, (store().hide, code, key), False, "visibility_off"))
+            buttons[1] = ("Second vote, after discussion", "cm_revote", act, (store().open_vote, code, key, q.id, 2),
+                          True, "forum")
         shown = room(code)["answer_shown"]
         if q.id not in shown and n < 2 and right_option(q, code) is not None:
-            buttons.append(("Show the right answer", "cm_show_answer", shown.add, (q.id,), False, "check_circle"))
+            buttons[2] = ("Show the right answer", "cm_show_answer", shown.add, (q.id,), False, "check_circle")
     position = ids.index(q.id)
     if current and position + 1 < len(ids) and s.round is not None and not s.open:
-        buttons.append(("Next question", "cm_next", next_question, (code, key, ids[position + 1]), False,
-                        "arrow_forward"))
-    for column, (label, widget_key, callback, args, primary, icon) in zip(st.columns(4), buttons):
+        buttons[3] = ("Next question", "cm_next", next_question, (code, key, ids[position + 1]), False, "arrow_forward")
+    for column, button in zip(st.columns(4), buttons):
+        if button is None:
+            continue
+        label, widget_key, callback, args, primary, icon = button
         column.button(label, key=widget_key, on_click=callback, args=args, type="primary" if primary else "secondary",
                       icon=f":material/{icon}:", width="stretch")
 
@@ -364,6 +369,7 @@ def controls(code, key, s, q, ids, current) -> None:
 @st.fragment(run_every=POLL_S)
 def teacher_count(code: str) -> None:
     """The count of answers arriving, polled."""
+    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
     s, error = attempt(store().state, code)
     if error:
         st.error(error)
@@ -440,6 +446,7 @@ def cast(code: str, sid: str, qid: str, round_: int, option: int) -> None:
 
 @st.fragment(run_every=POLL_S)
 def student_live(code: str, sid: str) -> None:
+    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
     s, error = attempt(store().state, code)
     if error:
         st.error(error)
@@ -499,6 +506,7 @@ def projector_view(code: str) -> None:
 
 @st.fragment(run_every=POLL_S)
 def projector_joined(code: str) -> None:
+    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
     s, _ = attempt(store().state, code)
     if s is not None and s.question_id is not None:
         st.metric("Students joined", s.students)
@@ -506,6 +514,7 @@ def projector_joined(code: str) -> None:
 
 @st.fragment(run_every=POLL_S)
 def projector_live(code: str) -> None:
+    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
     s, error = attempt(store().state, code)
     if error:
         st.error(error)

@@ -124,3 +124,5 @@ st.caption("Each chapter is one idea and one live demo, and ends with the way to
            "**Key Takeaways** and a quiz.")
 for chapter in chapters.CHAPTERS[1:]:
     st.page_link(chapter.path, label=f"**{chapter.title}**", icon=chapter.icon, help=chapter.summary)
+cm = chapters.CLASS_MODE
+st.page_link(cm.path, label="Teaching? **Class mode** runs the quiz with the room's phones", icon=cm.icon, help=cm.summary)

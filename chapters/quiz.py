@@ -1,4 +1,5 @@
-"""Chapter: Quiz, the full practice bank. Questions from assets/quiz.json, in an order shuffled by the seed, one at a time with
+"""Chapter: Quiz. The full practice bank (assets/quiz.json) or the class quiz's concept questions
+(assets/class_quiz.json), chosen at the top; in an order shuffled by the seed, one at a time with
 immediate feedback, an explanation and a link to the chapter; then the score, a review and a retry.
 State lives in this user's session only."""
 import streamlit as st
@@ -10,21 +11,26 @@ from ui.widgets import layout
 TITLES = {c.path: c.title for c in chapters.CHAPTERS}
 
 
+PRACTICE, CLASS = "Full practice bank", "Class quiz"
+
+
 @st.cache_data(show_spinner=False)
-def questions() -> list[quiz.Question]:
-    return quiz.load(chapters=TITLES)
+def questions(which: str) -> list[quiz.Question]:
+    return quiz.class_quiz(chapters=TITLES) if which == CLASS else quiz.load(chapters=TITLES)
 
 
 s = settings.current()
 st.header("Quiz")
 layout.intro(
-    "This is the **full practice bank**: every question on every chapter, in an order set by the seed. Each answer "
-    "is checked at once, with an explanation and a link to the chapter that covers it. (A class runs a shorter "
-    "quiz of its own, one question per chapter's idea.)",
+    "The **full practice bank** has every question on every chapter; the **class quiz** is the short one a class "
+    "takes together, one question per chapter's idea. Either comes in an order set by the seed, and each answer "
+    "is checked at once, with an explanation and a link to the chapter that covers it.",
     "answer one question wrong on purpose and follow the link: the chapter shows the idea live.")
+# A radio, not a segmented control: the dark theme writes a selected segment in its red, under 4.5:1.
+which = st.radio("Which quiz", [PRACTICE, CLASS], key="qz_which", horizontal=True)
 
 try:
-    bank = questions()
+    bank = questions(which)
 except ValueError as err:
     st.error(f"The quiz file cannot be used: {err}")
     st.stop()

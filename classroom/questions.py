@@ -2,7 +2,8 @@
 
 The file has the schema of assets/quiz.json's "choice" questions (id, kind, chapter, prompt, options,
 answer, explanation). A question may also carry a "demo" object (a predict-the-demo question: the page
-runs that demo after the vote); the store never reads it, the loader only keeps it, read-only.
+runs that demo after the vote); the store never reads it, the loader only keeps it, read-only. Such a
+question may leave "answer" null, since the demo decides it; every other question names its right option.
 """
 import json
 import re
@@ -25,7 +26,7 @@ class Question:
     chapter: str  # the page that teaches it, e.g. "chapters/round_by_round.py"
     prompt: str  # markdown
     options: tuple[str, ...]
-    answer: int  # index of the right option
+    answer: int | None  # index of the right option; None only for a demo question (the demo decides)
     explanation: str
     demo: Mapping | None = None  # predict-the-demo settings, read-only; None for a plain question
 
@@ -67,12 +68,15 @@ def question(raw) -> Question:
     if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS \
             or not all(isinstance(o, str) and o.strip() for o in options):
         raise BadInput(f"{where}: needs 2 to {MAX_OPTIONS} text options")
-    answer = raw.get("answer")
-    if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer < len(options):
-        raise BadInput(f"{where}: answer must be an option index in [0, {len(options)})")
     demo = raw.get("demo")
     if demo is not None and not isinstance(demo, dict):
         raise BadInput(f"{where}: demo must be an object when it is given")
+    answer = raw.get("answer")
+    if answer is None and demo is None:
+        raise BadInput(f"{where}: answer may be null only in a question with a demo (the demo decides)")
+    if answer is not None and (isinstance(answer, bool) or not isinstance(answer, int)
+                               or not 0 <= answer < len(options)):
+        raise BadInput(f"{where}: answer must be an option index in [0, {len(options)})")
     return Question(qid, raw["chapter"], raw["prompt"], tuple(options), answer, raw["explanation"],
                     MappingProxyType(dict(demo)) if demo is not None else None)
 

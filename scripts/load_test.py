@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ui.server import serve  # noqa: E402
-from ui.server.serve import CHROMIUM, IDLE, RUNNING  # noqa: E402
+from ui.server.serve import CHROMIUM, IDLE, RUN_NUMBER_JS  # noqa: E402
 
 CHROMIUM_ARGS = [*serve.CHROMIUM_ARGS, "--disable-dev-shm-usage"]  # many browsers at once: /dev/shm is small
 ERROR_SELECTORS = ('[data-testid="stException"]', 'text="This app has encountered an error"')
@@ -181,12 +181,12 @@ class Student:
 
 
 async def wait_idle(page, after_action: bool) -> None:
-    if after_action:
-        try:
-            await page.wait_for_selector(RUNNING, timeout=2000)
-        except Exception:  # a quick rerun can finish before we look
-            pass
-    await page.wait_for_selector(IDLE, timeout=STEP_TIMEOUT_MS)
+    """As ui.server.serve.wait_idle: after an action, until the page has drawn a later run than the one
+    the last wait ended on, and is idle (no time window: a rerun may start seconds after a click here)."""
+    seen = await page.evaluate("() => window.__specdecSeenRun || 0") if after_action else 0
+    await page.wait_for_function(f"seen => ({RUN_NUMBER_JS})() > seen && document.querySelector({IDLE!r}) !== null",
+                                 arg=seen, timeout=STEP_TIMEOUT_MS)
+    await page.evaluate(f"() => {{ window.__specdecSeenRun = ({RUN_NUMBER_JS})(); }}")
 
 
 async def shown_error(page) -> str | None:

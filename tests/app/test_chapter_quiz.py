@@ -97,3 +97,18 @@ def test_quiz_page_scores_reviews_and_retries(bank):
     at.button(key="qz_retry").click().run()
     state = at.session_state["qz"]
     assert state["index"] == 0 and state["answers"] == {} and state["order"] != first_order
+
+
+def test_the_class_quiz_can_be_taken_alone_without_its_predict_the_demo_questions():
+    import classroom
+    concept = [q for q in classroom.load_bank().questions if q.demo is None]
+    at = page("chapters/quiz.py", seed=7)
+    at.radio(key="qz_which").set_value("Class quiz").run()
+    assert not at.exception, at.exception
+    state = at.session_state["qz"]
+    assert sorted(state["order"]) == sorted(q.id for q in concept) and state["index"] == 0
+    bank_by_id = {q.id: q for q in quiz.class_quiz()}
+    assert _answer(at, bank_by_id, right=True) in bank_by_id
+    assert at.session_state["qz"]["answers"]
+    at.radio(key="qz_which").set_value("Full practice bank").run()  # back: the practice bank again
+    assert set(at.session_state["qz"]["order"]) == {q.id for q in quiz.load()}

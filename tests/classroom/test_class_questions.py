@@ -12,7 +12,18 @@ def test_the_app_file_loads_and_every_question_is_answerable():
     bank = classroom.load_bank()
     assert bank.ids()
     for question in bank.questions:
-        assert 2 <= len(question.options) <= MAX_OPTIONS and 0 <= question.answer < len(question.options)
+        assert 2 <= len(question.options) <= MAX_OPTIONS
+        if question.demo is None:  # a demo question may leave its answer to the demo
+            assert 0 <= question.answer < len(question.options)
+
+
+def test_a_null_answer_is_allowed_only_beside_a_demo():
+    demo_question = dict(BANK_RAW[2], answer=None)  # q-demo
+    assert classroom.bank_from([demo_question]).get("q-demo").answer is None
+    with pytest.raises(classroom.BadInput, match="only in a question with a demo"):
+        classroom.bank_from([dict(BANK_RAW[0], answer=None)])
+    with pytest.raises(classroom.BadInput, match="only in a question with a demo"):
+        classroom.bank_from([{k: v for k, v in BANK_RAW[0].items() if k != "answer"}])  # missing is null too
 
 
 def test_a_bank_keeps_order_and_the_demo_read_only(tmp_path):

@@ -169,6 +169,9 @@ def test_a_class_of_two_phones_votes_twice_and_the_room_sees_both_votes(server, 
         press(teacher, "cm_close")
         latency["student sees the close"] += seen_by_all(
             students, lambda p: p.get_by_text("The vote is closed").first.is_visible(), "the close")
+        # The phones read the close from the store; the teacher's own rerun may still be drawing its buttons.
+        teacher.wait_for_selector(".st-key-cm_reopen button", timeout=SCRIPT_TIMEOUT_MS)
+        idle(teacher)
         press(teacher, "cm_reveal")
         teacher.wait_for_selector(".st-key-cm_teacher_hist .js-plotly-plot", timeout=60_000)
         latency["student sees the reveal"] += seen_by_all(

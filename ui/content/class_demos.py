@@ -14,13 +14,10 @@ maps its result to an option index with the rule the question's options state: a
 when the repetitions' ranges do not overlap; α differs when the gap is at least ALPHA_SAME.
 Options are, in order: the first wins / the second wins / too close to call.
 
-These questions sit in the quiz file's "predict_the_demo" list, with "answer": null, because the store's
-loader (classroom.load_bank) takes only questions with a right option; `bank()` adds them, checked by that
-same loader, to the bank the page opens its store with.
+These questions sit with the others in assets/class_quiz.json, with "answer": null (the store's loader,
+classroom.load_bank, allows that only beside a "demo"); `bank()` loads the file and checks each demo's run.
 """
-import copy
-import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import classroom
@@ -37,25 +34,16 @@ FIRST, SECOND, CLOSE = 0, 1, 2  # the option each outcome points to
 
 
 def bank(path: Path = classroom.BANK_FILE) -> classroom.Bank:
-    """The class quiz's questions, then its predict-the-demo questions (answer None, a checked demo)."""
-    base = classroom.load_bank(path)
-    raw = json.loads(Path(path).read_text(encoding="utf-8")).get("predict_the_demo") or []
-    if not isinstance(raw, list):
-        raise classroom.BadInput(f"{path}: predict_the_demo must be a list of questions")
-    demos = []
-    for item in raw:
-        if not isinstance(item, dict) or item.get("answer") is not None:
-            raise classroom.BadInput(f"{path}: a predict-the-demo question has \"answer\": null (the demo decides)")
-        checked = classroom.bank_from([{**copy.deepcopy(item), "answer": 0}]).questions[0]  # the loader's checks
-        try:
-            spec(checked.demo)
-        except ValueError as err:
-            raise classroom.BadInput(f"question {checked.id!r}: {err}") from err
-        demos.append(replace(checked, answer=None))
-    questions = base.questions + tuple(demos)
-    if len({q.id for q in questions}) != len(questions):
-        raise classroom.BadInput(f"{path}: question ids must be unique across questions and predict_the_demo")
-    return classroom.Bank(questions)
+    """The class quiz's questions, each predict-the-demo question's demo checked (BadInput when one names
+    no run this module has, or bad parameters)."""
+    loaded = classroom.load_bank(path)
+    for q in loaded.questions:
+        if q.demo is not None:
+            try:
+                spec(q.demo)
+            except ValueError as err:
+                raise classroom.BadInput(f"question {q.id!r}: {err}") from err
+    return loaded
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,22 @@ def load(path: Path = QUIZ_FILE, chapters=None) -> list[Question]:
     return questions
 
 
+def class_quiz(chapters=None) -> list[Question]:
+    """The class quiz's concept questions (assets/class_quiz.json, loaded and checked by classroom), for
+    taking alone: the predict-the-demo ones need a live demo to decide them, so they are left out.
+    `chapters`: the page paths a question may link to (None: not checked)."""
+    import classroom  # the class store's loader; imported here so the practice quiz does not need it
+    try:
+        bank = classroom.load_bank()
+    except classroom.BadInput as err:
+        raise ValueError(str(err)) from err
+    questions = [Question(q.id, "choice", q.chapter, q.prompt, q.explanation, q.options, q.answer)
+                 for q in bank.questions if q.demo is None]
+    if chapters is not None and (stray := [q.id for q in questions if q.chapter not in set(chapters)]):
+        raise ValueError(f"class quiz questions link to no chapter: {stray}")
+    return questions
+
+
 def shuffled(questions: list[Question], seed: int) -> list[Question]:
     """The questions in an order fixed by the seed (the same seed, the same order)."""
     order = list(questions)

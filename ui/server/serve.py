@@ -22,7 +22,6 @@ CHROMIUM = os.environ.get("SPECDEC_CHROMIUM") or shutil.which("chromium") or "/u
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # a script run has ended
-RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
 START_TIMEOUT_S = 120  # a fresh server imports torch and transformers before it answers
 SHUTDOWN_TIMEOUT_S = 20
 
@@ -97,12 +96,24 @@ class Server:
         self.stop()
 
 
-def wait_idle(page, timeout_ms: int, after_action: bool = False) -> None:
-    """Wait until the page's script has run to the end (after an action: first until it has started;
-    a very fast rerun may be over before we look)."""
-    if after_action:
-        try:
-            page.wait_for_selector(RUNNING, timeout=3000)
-        except Exception:
-            pass
-    page.wait_for_selector(IDLE, timeout=timeout_ms)
+RUN_NUMBER_JS = ("() => Math.max(0, ...Array.from(document.querySelectorAll('.specdec-run[data-run]'), "
+                 "e => Number(e.dataset.run)))")  # the latest run the page has drawn (ui/widgets/runs.py); 0: none
+
+
+def run_number(page) -> int:
+    """The number of the latest script run the page has drawn (0 before the first)."""
+    return page.evaluate(RUN_NUMBER_JS)
+
+
+def wait_idle(page, timeout_ms: int, after_action: bool = False, after_run: int | None = None) -> None:
+    """Wait until the page's script has run to the end; after an action, the run that it caused.
+
+    A page counts its runs (ui/widgets/runs.py). Each wait remembers in the page the number it ended
+    on; after an action (`after_action`, or `after_run`: a number read with run_number before it) the
+    wait is for a larger number drawn and then an idle page. No time window: on a loaded machine a
+    rerun may start seconds after the click, and a starved browser may never show it as running."""
+    seen = after_run if after_run is not None else (
+        page.evaluate("() => window.__specdecSeenRun || 0") if after_action else 0)
+    page.wait_for_function(f"seen => ({RUN_NUMBER_JS})() > seen && "
+                           f"document.querySelector({IDLE!r}) !== null", arg=seen, timeout=timeout_ms)
+    page.evaluate(f"() => {{ window.__specdecSeenRun = ({RUN_NUMBER_JS})(); }}")

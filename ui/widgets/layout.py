@@ -20,6 +20,7 @@ TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
 # - A slider writes its value in the primary colour: the dark theme's red is 3.5:1 there, and a
 #   lighter red would leave the white text of primary buttons under 4.5:1. The value takes the
 #   text colour instead.
+# - The run marker (ui/widgets/runs.py) is for the test drivers: its element takes no room and no gap.
 STYLES = """<style>
 [data-testid="stCaptionContainer"] { opacity: 1; color: color-mix(in srgb, currentColor 75%, transparent); }
 [data-testid="stMetricValue"] { font-size: clamp(1.5rem, 2.6vw, 2.25rem); }
@@ -31,6 +32,7 @@ STYLES = """<style>
   .legendtitletext) text, .js-plotly-plot .legendtext {
   fill: color-mix(in srgb, currentColor 85%, transparent) !important; }
 .js-plotly-plot .gtitle, .js-plotly-plot .annotation-text { fill: currentColor !important; }
+[data-testid="stElementContainer"]:has(.specdec-run) { display: none; }
 </style>"""
 
 
