@@ -20,7 +20,7 @@ import pytest
 
 from ui.content import chapters
 from ui.server import serve
-from ui.server.serve import CHROMIUM, CHROMIUM_ARGS
+from ui.server.serve import CHROMIUM
 from ui.widgets import layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,13 +49,6 @@ def server(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def wait_idle(page, after_action: bool = False) -> None:

@@ -15,7 +15,7 @@ import time
 import accessibility
 import pytest
 
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, SCRIPT_TIMEOUT_MS, SHOTS, assert_no_exception, pytestmark
+from tests.e2e.test_browser import SCRIPT_TIMEOUT_MS, SHOTS, assert_no_exception, pytestmark
 from ui.server import serve
 
 __all__ = ["pytestmark"]  # skipped, like the other browser tests, where no Chromium is found
@@ -35,13 +35,6 @@ def server(tmp_path_factory):
         pytest.fail(str(err))
 
 
-@pytest.fixture(scope="module")
-def browser(server):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def idle(page, after_action: bool = False) -> None:

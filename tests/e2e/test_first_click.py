@@ -6,11 +6,7 @@ process in its legacy multipage mode, with other widget ids than later runs, and
 or sidebar change was lost."""
 import re
 
-import pytest
-
 from tests.e2e.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     SCRIPT_TIMEOUT_MS,
     VIEWPORT,
     assert_no_exception,
@@ -23,13 +19,6 @@ from tests.e2e.test_browser import (
 __all__ = ["pytestmark"]  # skipped, like the other browser tests, where no Chromium is found
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _first_page(browser, url):
