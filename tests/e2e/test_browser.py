@@ -133,10 +133,12 @@ def impact(page):
 
 def quiz(page):
     """Answer the first question, whichever kind the seed put first: a choice, or a number."""
-    choices = page.locator('[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label')
-    number = '[data-testid="stMain"] [data-testid="stNumberInput"] input'
+    # The question sits in the lesson's demo box; the radio above it chooses the bank (already chosen: no rerun).
+    question = '[data-testid="stMain"] .st-key-lesson-demo'
+    choices = page.locator(f'{question} [data-testid="stRadio"] [role="radiogroup"] label')
+    number = f'{question} [data-testid="stNumberInput"] input'
     # wait until the question's answer box is drawn, whichever kind it is (counting does not wait)
-    page.locator(f'[data-testid="stMain"] [data-testid="stRadio"] [role="radiogroup"] label, {number}').first.wait_for()
+    page.locator(f'{question} [data-testid="stRadio"] [role="radiogroup"] label, {number}').first.wait_for()
     if choices.count():
         choices.first.click()
     else:
