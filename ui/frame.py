@@ -27,7 +27,9 @@ def render():
     # whose file runs its new home's script (chapters.run_moved), under its new home's title.
     titles = {c.path: c.title for c in chapters.CHAPTERS}
     pages += [st.Page(old, title=titles[new], visibility="hidden") for old, new in chapters.MOVED.items()]
-    page = st.navigation(pages)
+    # Every chapter listed, always: with class mode there are thirteen, and a collapsed list's "View 3 more"
+    # button would hide the last chapters (and shows no keyboard focus ring).
+    page = st.navigation(pages, expanded=True)
     keep_shared_controls()
     st.sidebar.markdown(f"**{layout.TITLE}**")
     with st.sidebar:
