@@ -110,13 +110,17 @@ def documented_runs():
             for rule in (EXACT, *BROKEN_RULES)}
 
 
+REAL_MAIN = sys.modules.get("__main__")  # pytest's own, read before any test runs a page
+
 
 @pytest.fixture(autouse=True)
 def real_main_module():
     """Streamlit's script runner (AppTest) installs each page it runs as sys.modules["__main__"] and leaves it
-    there. A later test that starts processes with multiprocessing's "spawn" would then re-run that page in
-    every child on start-up (the children died before doing their work). Put the real one back after each test."""
-    main = sys.modules.get("__main__")
+    there (module-scoped fixtures too, before any test of theirs starts). A test that starts processes with
+    multiprocessing's "spawn" would then re-run that page in every child on start-up (the children died
+    before doing their work). Every test starts and ends with pytest's own __main__."""
+    if REAL_MAIN is not None:
+        sys.modules["__main__"] = REAL_MAIN
     yield
-    if main is not None:
-        sys.modules["__main__"] = main
+    if REAL_MAIN is not None:
+        sys.modules["__main__"] = REAL_MAIN
