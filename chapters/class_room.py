@@ -84,6 +84,16 @@ def attempt(call, *args, **kwargs):
     except classroom.ClassError as err:
         return None, sentence(err)
 
+def polled_state(code: str, quiet: bool = False):
+    """One poll of a fragment: count the run (the test drivers wait on it, ui/widgets/runs.py), then read
+    the class's state; a refusal is shown as its sentence (unless `quiet`) and gives None."""
+    runs.mark()
+    s, error = attempt(store().state, code)
+    if error and not quiet:
+        st.error(error)
+    return s
+
+
 
 # --- the URL -------------------------------------------------------------------------------------------
 
@@ -369,10 +379,8 @@ def controls(code, key, s, q, ids, current) -> None:
 @st.fragment(run_every=POLL_S)
 def teacher_count(code: str) -> None:
     """The count of answers arriving, polled."""
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
-    s, error = attempt(store().state, code)
-    if error:
-        st.error(error)
+    s = polled_state(code)
+    if s is None:
         return
     c = st.columns(3)
     c[0].metric("Students joined", s.students)
@@ -446,10 +454,8 @@ def cast(code: str, sid: str, qid: str, round_: int, option: int) -> None:
 
 @st.fragment(run_every=POLL_S)
 def student_live(code: str, sid: str) -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
-    s, error = attempt(store().state, code)
-    if error:
-        st.error(error)
+    s = polled_state(code)
+    if s is None:
         return
     if s.question_id is None:
         st.info("You're in. The question appears here when the teacher opens the vote.", icon=":material/hourglass_top:")
@@ -506,18 +512,15 @@ def projector_view(code: str) -> None:
 
 @st.fragment(run_every=POLL_S)
 def projector_joined(code: str) -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
-    s, _ = attempt(store().state, code)
+    s = polled_state(code, quiet=True)
     if s is not None and s.question_id is not None:
         st.metric("Students joined", s.students)
 
 
 @st.fragment(run_every=POLL_S)
 def projector_live(code: str) -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
-    s, error = attempt(store().state, code)
-    if error:
-        st.error(error)
+    s = polled_state(code)
+    if s is None:
         return
     if s.question_id is None:
         st.metric("Students joined", s.students)
