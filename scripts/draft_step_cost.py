@@ -9,11 +9,14 @@ taken repetition by repetition (draft / target of the same revision), median and
     python scripts/draft_step_cost.py [--before HEAD~1] [--reps 60]
 
 With --runs N: instead, whole generations before against now (greedy, 64 new tokens, the held-out
-prompts, plain and speculative at --gamma), N interleaved repetitions, decoding time per repetition.
+prompts, plain runs of the target and of the draft and speculative runs at --gamma), N interleaved
+repetitions, decoding time per repetition; c also the way plain runs give it (the draft's decoding
+time per token over the target's, and the same of their one-token passes).
 """
 import argparse
 import importlib.util
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -86,7 +89,7 @@ def generations(pair, now, before, args) -> None:
                json.loads((ROOT / "assets/bench_prompts.json").read_text())["prompts"] if p["kind"] == "open"]
     drafter = ModelDrafter(pair.draft)
 
-    def run(pass_of, gamma):
+    def run(pass_of, gamma, model=pair.target):
         def go():
             lm.model_pass = pass_of
             try:
@@ -96,13 +99,14 @@ def generations(pair, now, before, args) -> None:
                         out.append(speculative_generate(pair.target, drafter, ids, gamma=gamma, max_new_tokens=64,
                                                         sampling=GREEDY, eos_token_id=None, trace=False))
                     else:
-                        out.append(autoregressive_generate(pair.target, ids, 64, GREEDY, eos_token_id=None))
+                        out.append(autoregressive_generate(model, ids, 64, GREEDY, eos_token_id=None))
                 return out
             finally:
                 lm.model_pass = now
         return go
 
-    runs = {(kind, rev): run(pass_of, g) for kind, g in (("plain", 0), (f"gamma={args.gamma}", args.gamma))
+    kinds = (("plain", 0, pair.target), ("draft plain", 0, pair.draft), (f"gamma={args.gamma}", args.gamma, None))
+    runs = {(kind, rev): run(pass_of, g, model) for kind, g, model in kinds
             for rev, pass_of in (("before", before), ("now", now))}
     done = contest(runs, args.runs, warm_up=True)
     seconds = lambda rs: sum(decode_seconds(r) for r in rs) / len(rs)
@@ -110,12 +114,18 @@ def generations(pair, now, before, args) -> None:
           f"repetitions (passes.py at {args.before} = before); decoding ms per 64 tokens, median (spread)")
     for name in runs:
         print(f"  {name[0]:8s} {name[1]:6s} {done.measured(name, seconds).text(' ms', 1, 1e3)}")
-    for kind in ("plain", f"gamma={args.gamma}"):
+    for kind in ("plain", "draft plain", f"gamma={args.gamma}"):
         print(f"  {kind}: before / now {done.ratios((kind, 'before'), (kind, 'now'), seconds).text('×', 3)}")
+    # c the way plain runs give it: the draft's decoding time per token over the target's, repetition by
+    # repetition; and from the runs' own one-token passes (the median pass of each run, averaged)
+    pass_s = lambda rs: statistics.fmean(statistics.median(r.target_pass_s) for r in rs)
+    for rev in ("before", "now"):
+        print(f"  c from plain runs, {rev}: decoding {done.ratios(('draft plain', rev), ('plain', rev), seconds).text('', 4)}; "
+              f"their passes {done.ratios(('draft plain', rev), ('plain', rev), pass_s).text('', 4)}")
     for rev in ("before", "now"):
         print(f"  speedup over plain, {rev}: "
               f"{done.ratios(('plain', rev), (f'gamma={args.gamma}', rev), seconds).text('×', 2)}")
-    for kind in ("plain", f"gamma={args.gamma}"):  # the outputs: the same before and now, run for run
+    for kind in ("plain", "draft plain", f"gamma={args.gamma}"):  # the outputs: the same before and now, run for run
         pairs = zip(done.results[kind, "before"], done.results[kind, "now"])
         same = all(a.tokens == b.tokens for rb, rn in pairs for a, b in zip(rb, rn))
         print(f"  {kind}: every output the same before and now: {same}")

@@ -18,14 +18,15 @@ from transformers import PreTrainedModel
 
 from .passes import GPT2Pass, TransformersPass, model_pass
 
-FORWARDS = ("core", "transformers")
+FORWARDS = ("core", "exact", "transformers")
 
 
 class CachedLM:
     """The tokens fed so far live in the KV cache; `extend` feeds more and returns their logits."""
 
     def __init__(self, model: PreTrainedModel, forward: str = "core"):
-        """forward: "core" (the lean GPT-2 pass where the model allows it) or "transformers" (its own forward)."""
+        """forward: "core" (the lean GPT-2 pass where the model allows it), "exact" (the same, every logit
+        with transformers' bits: never the small compiled kernel) or "transformers" (its own forward)."""
         if forward not in FORWARDS:
             raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model

@@ -31,6 +31,8 @@ import torch.nn.functional as F
 from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
+from . import kernels
+
 GELU_C = math.sqrt(2.0 / math.pi)
 
 
@@ -65,10 +67,11 @@ def gelu_new_(h: torch.Tensor) -> torch.Tensor:
 
 
 def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
-    """The pass for `model`: the lean GPT-2 pass where forward is "core" and the model allows it, else
-    the model's own forward; for one row (rows=None) or a batch of `rows` rows."""
-    if forward == "core" and lean_gpt2(model):
-        return GPT2Pass(model, rows)
+    """The pass for `model`: the lean GPT-2 pass where forward is "core" or "exact" and the model allows
+    it ("exact": never the small compiled kernel, so every logit keeps transformers' bits), else the
+    model's own forward; for one row (rows=None) or a batch of `rows` rows."""
+    if forward in ("core", "exact") and lean_gpt2(model):
+        return GPT2Pass(model, rows, exact=forward == "exact")
     return TransformersPass(model, rows)
 
 
@@ -84,7 +87,7 @@ class GPT2Pass:
     rows that finish are retired, dropped from the buffers, so a nearly finished batch does not pay for
     its finished rows. Buffers grow by doubling; a rollback only moves the caller's length."""
 
-    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
+    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None, exact: bool = False):
         gpt = model.transformer
         self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
         self.n_head = model.config.n_head
@@ -105,6 +108,8 @@ class GPT2Pass:
             self.slot = list(range(rows))  # row -> its index in the buffers (None once retired)
             self.keys = [self._empty(rows, 0) for _ in self.blocks]
             self.values = [self._empty(rows, 0) for _ in self.blocks]
+        # one row: the one-token step compiled (specdec_core/kernels), or None for the Python `_step`
+        self._compiled_step = None if self.batched else kernels.one_token_step(self, exact)
 
     # --- the blocks, shared by one row and many ------------------------------------------------------
 
@@ -191,9 +196,12 @@ class GPT2Pass:
         (no mask, not causal), in the same order and so bit for bit the same, without what one
         position does not need: no id tensor (its embedding row is a slice), no attention closure, and
         attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
-        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md)."""
+        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so where it is
+        built the compiled step runs instead (specdec_core/kernels)."""
         if not 0 <= token < self.wte.shape[0]:
             raise IndexError(f"token {token} is outside the vocabulary of {self.wte.shape[0]}")
+        if self._compiled_step is not None:
+            return self._compiled_step(token, past)
         E, end = self.embed_dim, past + 1
         shape, eps = (E,), self.eps
         x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)
