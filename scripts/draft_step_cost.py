@@ -38,9 +38,9 @@ def passes_at(rev: str):
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "passes_before.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("passes_before", path)
+    spec = importlib.util.spec_from_file_location("specdec_core.passes_before", path)  # in the package: its relative imports resolve
     module = importlib.util.module_from_spec(spec)
-    sys.modules["passes_before"] = module
+    sys.modules["specdec_core.passes_before"] = module
     spec.loader.exec_module(module)
     return module
 

@@ -108,8 +108,8 @@ class GPT2Pass:
             self.slot = list(range(rows))  # row -> its index in the buffers (None once retired)
             self.keys = [self._empty(rows, 0) for _ in self.blocks]
             self.values = [self._empty(rows, 0) for _ in self.blocks]
-        # one row: the one-token step compiled (specdec_core/kernels), or None for the Python `_step`
-        self._compiled_step = None if self.batched else kernels.one_token_step(self, exact)
+        # one row: the passes compiled (specdec_core/kernels), or None for the Python ones
+        self._compiled = None if self.batched else kernels.compiled_passes(self, exact)
 
     # --- the blocks, shared by one row and many ------------------------------------------------------
 
@@ -180,15 +180,15 @@ class GPT2Pass:
         self._reserve(past + k)
         if k == 1 and keep == 1 and not hidden:
             return self._step(tokens[0], past)
+        # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
+        if self._causal is None:  # k > 1 here
+            n = self.max_positions
+            self._causal = torch.ones(n, n, dtype=torch.bool, device=self.wte.device).tril()
+        if self._compiled is not None and not hidden:  # the same ops from C++ (a verify pass, a prefill)
+            return self._compiled.many(tokens, past, keep, self._causal)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
         x = torch.embedding(self.wte, ids) + self.wpe[past:past + k]  # (k, E)
-        # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
-        mask = None
-        if k > 1 and past:
-            if self._causal is None:
-                n = self.max_positions
-                self._causal = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
-            mask = self._causal[past:past + k, :past + k]  # (k, past + k)
+        mask = self._causal[past:past + k, :past + k] if k > 1 and past else None  # (k, past + k)
         return self._one_row(x, past, mask, k > 1 and not past, keep, hidden)
 
     def _step(self, token: int, past: int) -> torch.Tensor:
@@ -200,8 +200,8 @@ class GPT2Pass:
         built the compiled step runs instead (specdec_core/kernels)."""
         if not 0 <= token < self.wte.shape[0]:
             raise IndexError(f"token {token} is outside the vocabulary of {self.wte.shape[0]}")
-        if self._compiled_step is not None:
-            return self._compiled_step(token, past)
+        if self._compiled is not None:
+            return self._compiled.step(token, past)
         E, end = self.embed_dim, past + 1
         shape, eps = (E,), self.eps
         x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)

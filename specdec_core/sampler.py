@@ -176,8 +176,9 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
     sampling = request.sampling
     g = begin(target, request, forward)
     while g.running:
-        p = to_probs(g.score([g.context[-1]])[0], sampling)  # (V,)
-        token = int(p.argmax()) if sampling.greedy else sample(p, g.generator)
+        logits = g.score([g.context[-1]])[0]  # (V,)
+        # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
+        token = int(logits.argmax()) if sampling.greedy else sample(to_probs(logits, sampling), g.generator)
         _, hit_eos = g.commit([], token, "target")
         if on_token is not None:
             on_token(token, g.lm.last_pass_s)

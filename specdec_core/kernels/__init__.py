@@ -1,17 +1,18 @@
-"""The compiled one-token step of the lean GPT-2 pass (gpt2_step.cpp), built once on this machine.
+"""The lean GPT-2 pass's one-row passes compiled (gpt2_step.cpp), built once on this machine.
 
 Why: a one-token pass of the bundled draft (1 layer, d = 128) was mostly the cost of calling some 25
 small ops from Python and of MKL's setup for products of one row, not arithmetic (docs/benchmarks.md,
 "One draft step against one target pass"). Every draft step and every plain-decoding pass is one.
 
-Two kernels, chosen per model by `one_token_step`:
-- exact: the Python step's ATen ops called from C++, same order, so the same bits as transformers'.
-  Every model the lean pass runs, unless it is small.
-- small: plain loops the compiler vectorises, for a model of width at most SMALL_WIDTH (the bundled
-  draft), whose products are too small for MKL's setup to pay. Its sums run in another order, so its
-  logits are within 1e-5 of transformers', not the same bits (tests/core/test_step_kernel.py). A
-  drafter's logits only shape its guesses, and a plain run of such a model changes no greedy output
+Three kernels (`compiled_passes` gives a pass its own):
+- exact_step: the Python one-token step's ATen ops called from C++, in its order, so the same bits as
+  transformers'. Every model the lean pass runs, unless it is small.
+- small_step: plain loops the compiler vectorises, for a model of width at most SMALL_WIDTH (the
+  bundled draft), whose products are too small for MKL's setup to pay. Its sums run in another order,
+  so its logits are within 1e-5 of transformers', not the same bits (tests/core/test_step_kernel.py).
+  A drafter's logits only shape its guesses, and a plain run of such a model changes no greedy output
   on the held-out prompts. forward="exact" keeps a small model on the exact kernel.
+- exact_pass: the Python pass over k tokens (a verify pass, a prefill) from C++, the same bits.
 
 torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
 once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.kernels`),
@@ -87,23 +88,41 @@ def _build() -> dict:
     return {"module": module}
 
 
-def one_token_step(gpt2_pass, exact: bool):
-    """`step(token, past) -> logits (1, V)` for a one-row `passes.GPT2Pass`, compiled: the small kernel
-    for a narrow model unless `exact`, else the exact one; None where the compiled step cannot serve
-    (not built, not on the CPU, not float32). The pass's cache lists are read at each call (they grow)."""
+class CompiledPasses:
+    """The compiled passes of one one-row `passes.GPT2Pass` (its tensors flattened once; its cache lists
+    read at each call, since they grow): `step(token, past)` and `many(tokens, past, keep, causal)`."""
+
+    def __init__(self, gpt2_pass, compiled, exact: bool):
+        self.p, self.compiled = gpt2_pass, compiled
+        self.blocks = [t for (*first, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) in gpt2_pass.blocks
+                       for t in (*first, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b)]
+        self.scales = [float(block[4]) for block in gpt2_pass.blocks]
+        self.small = not exact and gpt2_pass.embed_dim <= SMALL_WIDTH
+
+    def step(self, token: int, past: int) -> torch.Tensor:
+        """Logits (1, V) of one token after `past` cached slots: the small kernel or the exact one."""
+        p = self.p
+        if self.small:
+            return self.compiled.small_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.cache, p.n_head,
+                                            *p.ln_f, p.lm_head, p.eps, GELU_C)
+        return self.compiled.exact_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
+                                        *p.ln_f, p.lm_head, p.eps, GELU_C)
+
+    def many(self, tokens: list[int], past: int, keep: int, causal: torch.Tensor) -> torch.Tensor:
+        """Logits (keep, V) of the last `keep` of k tokens after `past` cached slots (a verify pass, a
+        prefill): the exact kernel; `causal` the pass's lower-triangle mask."""
+        p = self.p
+        return self.compiled.exact_pass(tokens, past, keep, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
+                                        causal, *p.ln_f, p.lm_head, p.eps, GELU_C)
+
+
+def compiled_passes(gpt2_pass, exact: bool) -> CompiledPasses | None:
+    """The compiled passes for a one-row `passes.GPT2Pass` (its one-token step the small kernel for a
+    narrow model unless `exact`), or None where they cannot serve (not built, not on the CPU, not
+    float32 or not contiguous)."""
     p = gpt2_pass
     weights = [p.wte, p.wpe, p.lm_head, *p.ln_f] + [t for block in p.blocks for t in block if hasattr(t, "dtype")]
     if not all(t.device.type == "cpu" and t.dtype == torch.float32 and t.is_contiguous() for t in weights):
         return None
     compiled = load()
-    if compiled is None:
-        return None
-    blocks = [t for (*first, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) in p.blocks
-              for t in (*first, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b)]
-    scales = [float(block[4]) for block in p.blocks]
-    (lnf_w, lnf_b), head, eps = p.ln_f, p.lm_head, p.eps
-    if not exact and p.embed_dim <= SMALL_WIDTH:
-        return lambda token, past: compiled.small_step(token, past, p.wte, p.wpe, blocks, scales, p.cache, p.n_head,
-                                                      lnf_w, lnf_b, head, eps, GELU_C)
-    return lambda token, past: compiled.exact_step(token, past, p.wte, p.wpe, blocks, scales, p.heads, p.cache,
-                                                  lnf_w, lnf_b, head, eps, GELU_C)
+    return None if compiled is None else CompiledPasses(p, compiled, exact)

@@ -17,6 +17,13 @@
 
 namespace {
 
+// The pass checks these before calling; a kernel writing past its buffers would corrupt memory silently.
+void check_slot(int64_t token, int64_t past, const at::Tensor& wte, const at::Tensor& wpe, const std::vector<at::Tensor>& caches) {
+  TORCH_CHECK(token >= 0 && token < wte.size(0), "token ", token, " is outside the vocabulary of ", wte.size(0));
+  TORCH_CHECK(past >= 0 && past < wpe.size(0), "position ", past, " is outside the model's ", wpe.size(0));
+  for (const auto& cache : caches) TORCH_CHECK(past < cache.size(0), "no cache slot ", past, " of ", cache.size(0));
+}
+
 using Tensors = std::vector<at::Tensor>;
 constexpr int kPerBlock = 12;  // ln_1 w, b, c_attn w, b, c_proj w, b, ln_2 w, b, c_fc w, b, mlp c_proj w, b
 
@@ -24,6 +31,7 @@ at::Tensor exact_step(int64_t token, int64_t past, const at::Tensor& wte, const 
                       const Tensors& blocks, const std::vector<double>& scales, const Tensors& heads,
                       const Tensors& caches, const at::Tensor& lnf_w, const at::Tensor& lnf_b,
                       const at::Tensor& lm_head, double eps, double gelu_c) {
+  check_slot(token, past, wte, wpe, caches);
   at::InferenceMode guard;
   const int64_t E = wte.size(1);
   const std::vector<int64_t> shape{E};
@@ -42,6 +50,40 @@ at::Tensor exact_step(int64_t token, int64_t past, const at::Tensor& wte, const 
     x = at::addmm(b[11], f, b[10]).add_(x);
   }
   return at::linear(at::layer_norm(x, shape, lnf_w, lnf_b, eps), lm_head);
+}
+
+// The pass over k new tokens after `past` cached slots, the logits of the last `keep`: the ATen ops of
+// passes.GPT2Pass._one_row for one row of tokens (mask: none when k = 1, causal when nothing is cached,
+// else the boolean (k, past + k) slice of the lower triangle), so the same bits. A verify pass is one.
+at::Tensor exact_pass(const std::vector<int64_t>& tokens, int64_t past, int64_t keep, const at::Tensor& wte,
+                      const at::Tensor& wpe, const Tensors& blocks, const std::vector<double>& scales,
+                      const Tensors& heads, const Tensors& caches, const at::Tensor& causal,
+                      const at::Tensor& lnf_w, const at::Tensor& lnf_b, const at::Tensor& lm_head, double eps, double gelu_c) {
+  const int64_t k = tokens.size(), E = wte.size(1), end = past + k;
+  TORCH_CHECK(k >= 1 && keep >= 1 && keep <= k, "a pass needs 1 <= keep <= k tokens");
+  for (int64_t t : tokens) check_slot(t, end - 1, wte, wpe, caches);
+  at::InferenceMode guard;
+  const std::vector<int64_t> shape{E};
+  at::Tensor ids = at::tensor(tokens, at::TensorOptions().dtype(at::kLong).device(wte.device()));
+  at::Tensor x = at::embedding(wte, ids) + wpe.narrow(0, past, k);  // (k, E)
+  std::optional<at::Tensor> mask;
+  if (k > 1 && past) mask = causal.narrow(0, past, k).narrow(1, 0, end);
+  const bool is_causal = k > 1 && !past;
+  for (size_t l = 0; l < scales.size(); ++l) {
+    const at::Tensor* b = &blocks[l * kPerBlock];
+    at::Tensor rows = caches[l].narrow(0, past, k);
+    at::addmm_out(rows, b[3], at::layer_norm(x, shape, b[0], b[1], eps).view({k, E}), b[2]);
+    const at::Tensor& h = heads[l];
+    at::Tensor att = at::scaled_dot_product_attention(h.select(0, 0).narrow(2, past, k), h.select(0, 1).narrow(2, 0, end),
+                                                      h.select(0, 2).narrow(2, 0, end), mask, 0.0, is_causal, scales[l]);
+    att = att.select(0, 0).transpose(0, 1).reshape({k, E});
+    x = at::addmm(b[5], att, b[4]).view(x.sizes()).add_(x);
+    at::Tensor f = at::addmm(b[9], at::layer_norm(x, shape, b[6], b[7], eps).view({k, E}), b[8]);
+    at::Tensor t = at::pow(f, 3.0).mul_(0.044715).add_(f).mul_(gelu_c).tanh_().add_(1.0);
+    f.mul_(0.5).mul_(t);
+    x = at::addmm(b[11], f, b[10]).view(x.sizes()).add_(x);
+  }
+  return at::linear(at::layer_norm(x.narrow(0, k - keep, keep), shape, lnf_w, lnf_b, eps), lm_head);
 }
 
 // y = b + x W for one row x (n_in), W (n_in, n_out): W is read once, row by row, into n_out sums.
@@ -100,6 +142,7 @@ at::Tensor small_step(int64_t token, int64_t past, const at::Tensor& wte, const 
                       const Tensors& blocks, const std::vector<double>& scales, const Tensors& caches,
                       int64_t n_head, const at::Tensor& lnf_w, const at::Tensor& lnf_b, const at::Tensor& lm_head,
                       double eps, double gelu_c) {
+  check_slot(token, past, wte, wpe, caches);
   const int64_t E = wte.size(1), V = lm_head.size(0), D = E / n_head, slots = past + 1;
   std::vector<float> x(E), h(E), att(E), f(4 * E);
   std::vector<Acc> acc(4 * E);
@@ -154,6 +197,8 @@ at::Tensor small_step(int64_t token, int64_t past, const at::Tensor& wte, const 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // Both run without the GIL: the arguments are converted before, the result after.
   m.def("exact_step", &exact_step, "one GPT-2 position: the Python step's ATen ops, bit for bit",
+        py::call_guard<py::gil_scoped_release>());
+  m.def("exact_pass", &exact_pass, "k GPT-2 positions: the Python pass's ATen ops, bit for bit",
         py::call_guard<py::gil_scoped_release>());
   // fp64 sums in the blocks, fp32 in the head: the head is two thirds of the bundled draft's bytes, and
   // its fp64 sums cost 30% more time for 2e-6 less distance to transformers' logits.
