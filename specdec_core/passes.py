@@ -31,6 +31,8 @@ import torch.nn.functional as F
 from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
+from .forwards import TransformersForward
+
 GELU_C = math.sqrt(2.0 / math.pi)
 
 
@@ -66,7 +68,10 @@ def gelu_new_(h: torch.Tensor) -> torch.Tensor:
 
 def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
     """The pass for `model`: the lean GPT-2 pass where forward is "core" and the model allows it, else
-    the model's own forward; for one row (rows=None) or a batch of `rows` rows."""
+    the model's own forward (always for a model wrapped in forwards.TransformersForward); for one row
+    (rows=None) or a batch of `rows` rows."""
+    if isinstance(model, TransformersForward):
+        model, forward = model.model, "transformers"
     if forward == "core" and lean_gpt2(model):
         return GPT2Pass(model, rows)
     return TransformersPass(model, rows)
