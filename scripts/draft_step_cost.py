@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, lm, speculative_generate
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, lm, speculative_generate
 from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.pairs import load_pair
@@ -92,11 +92,11 @@ def generations(pair, now, before, args) -> None:
             try:
                 out = []
                 for ids in prompts:
+                    request = GenerationRequest(ids, 64, GREEDY).fixed_length()
                     if gamma:
-                        out.append(speculative_generate(pair.target, drafter, ids, gamma=gamma, max_new_tokens=64,
-                                                        sampling=GREEDY, eos_token_id=None, trace=False))
+                        out.append(speculative_generate(pair.target, drafter, request, gamma=gamma, trace=False))
                     else:
-                        out.append(autoregressive_generate(pair.target, ids, 64, GREEDY, eos_token_id=None))
+                        out.append(autoregressive_generate(pair.target, request))
                 return out
             finally:
                 lm.model_pass = now
