@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--gammas", default="5,6")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--draft-step", default="core", help="the draft model's forward (see lm.CachedLM)")
+    ap.add_argument("--draft-step", default="core", help="core or transformers: the draft model's forward (see forwards.py)")
     ap.add_argument("--no-trace", action="store_true", help="trace=False (the runs nobody reads)")
     ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: measure v(gamma) instead of the table")
     ap.add_argument("--trace-cost", action="store_true", help="measure trace=True against trace=False instead")

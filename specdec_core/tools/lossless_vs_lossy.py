@@ -92,7 +92,7 @@ def rule_tables(pair, n_prompts: int, repeats: int, log) -> str:
             f"next token, K = {lab.DOCUMENTED_K}, seed {lab.DOCUMENTED_SEED}, temperature "
             f"{lab.DOCUMENTED_TEMPERATURE:g}, γ = {gamma}; "
             f"acceptance at that prefix: Σ min(p, q) = {figures['exact']:.3f}, Σ p·q = {figures['exact_match']:.3f}. "
-            f"Economics: {', '.join(name for name, _ in held_out)}, 48 tokens, temperature "
+            f"Economics: {', '.join(name for name, _ in held_out)}, {ECONOMICS_TOKENS} tokens, temperature "
             f"{lab.DOCUMENTED_TEMPERATURE:g}, {repeats} interleaved repetitions against plain sampling.\n\n"
             + _table(["rule", "acceptance (measured)", "tokens per target pass", "speedup vs plain sampling",
                       "χ² p-value", "verdict", f"power at K = {lab.DOCUMENTED_K}"], rows))
