@@ -4,7 +4,7 @@ Greedy shows it at once: both decoders' tokens side by side and an empty diff. F
 broken samplers, the lossy rules peers ship and the tree rules failing or passing the same test."""
 import streamlit as st
 
-from specdec_core import autoregressive_generate, speculative_generate
+from specdec_core import GenerationRequest, autoregressive_generate, speculative_generate
 from specdec_core.analysis import lab
 from specdec_core.sampling import GREEDY
 from ui.sections import identical_outputs_lab
@@ -14,12 +14,10 @@ from ui.widgets import chips
 
 
 @admission.cached(max_entries=32, what="the greedy comparison")
-def greedy_pair(pair_id: str, prompt_ids: tuple[int, ...], gamma: int, max_new: int, _pair) -> dict:
-    """Plain and speculative greedy decoding of the same prompt (EOS does not stop them)."""
-    plain = autoregressive_generate(_pair.target, list(prompt_ids), max_new, GREEDY, seed=0, eos_token_id=None,
-                                    on_token=admission.on_token)
-    spec = speculative_generate(_pair.target, _pair.draft, list(prompt_ids), gamma=gamma, max_new_tokens=max_new,
-                                sampling=GREEDY, seed=0, eos_token_id=None, trace=False, on_round=admission.on_round)
+def greedy_pair(pair_id: str, request: GenerationRequest, gamma: int, _pair) -> dict:
+    """Plain and speculative decoding of the same (greedy, fixed-length) request."""
+    plain = autoregressive_generate(_pair.target, request, on_token=admission.on_token)
+    spec = speculative_generate(_pair.target, _pair.draft, request, gamma=gamma, trace=False, on_round=admission.on_round)
     return {"plain": plain.tokens, "spec": spec.tokens, "plain_passes": plain.target_passes,
             "spec_passes": spec.target_passes, "kinds": spec.token_kinds}
 
@@ -34,7 +32,8 @@ st.markdown("Speculative decoding changes the speed and **nothing else**. With g
 
 with st.container(key="lesson-demo"):
     with st.spinner("Decoding greedily, twice…"):
-        g = greedy_pair(models.pair_key(pair), tuple(ids), s.gamma, s.max_new_tokens, pair)
+        g = greedy_pair(models.pair_key(pair), GenerationRequest(ids, s.max_new_tokens, GREEDY, 0).fixed_length(),
+                        s.gamma, pair)
     diff = lab.token_diff(g["plain"], g["spec"])
     left, right = st.columns(2)
     for col, title, tokens, kinds, passes in (

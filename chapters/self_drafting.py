@@ -73,8 +73,8 @@ max_new = min(s.max_new_tokens, pair.context_length - len(ids))
 signature = (models.pair_key(pair), s.signature())
 demo.run("Measure the three drafters", key="sd_run", state="sd_result", signature=signature,
          what="the drafter comparison", slot=False, type="primary", icon=":material/compare_arrows:",
-         work=lambda progress: {"out": compare_drafters(pair.target, drafters, [ids], GAMMA, max_new, s.sampling,
-                                                        s.seed, REPEATS,
+         work=lambda progress: {"out": compare_drafters(pair.target, drafters, [ids], s.request(max_new_tokens=max_new),
+                                                        gamma=GAMMA, repeats=REPEATS,
                                                         pacing=admission.pacing("the drafter comparison", progress))})
 stored = demo.latest("sd_result", signature, stale="note", again="Measure the three drafters")
 if stored:

@@ -59,7 +59,7 @@ with layout.demo():
             else:
                 admission.checkpoint()
 
-        result = autoregressive_generate(pair.target, ids, s.max_new_tokens, s.sampling, seed=s.seed, on_token=on_token)
+        result = autoregressive_generate(pair.target, s.request(ids, eos_token_id="model"), on_token=on_token)
         return {"tokens": result.tokens, "pass_s": result.target_pass_s, "passes": result.target_passes}
 
 

@@ -5,8 +5,7 @@ import html
 
 import streamlit as st
 
-from specdec_core import tree_generate
-from specdec_core.sampling import SamplingConfig
+from specdec_core import GenerationRequest, tree_generate
 from specdec_core.tree_draft import tree_size
 from ui.sections import trees_best_first, trees_measure, trees_rule
 from ui.server import admission, models
@@ -59,20 +58,18 @@ tree_text = (f"best-first, {node_budget} nodes, {len(shape)} deep" if dynamic
 
 
 @admission.cached(max_entries=32, what="the tree rounds")
-def generation(pair_id: str, prompt_ids: tuple[int, ...], shape: tuple[int, ...], node_budget: int | None,
-               max_new: int, temperature: float, top_k: int, top_p: float, seed: int, _pair):
-    """A short token-tree generation with full traces (the seed makes it reproducible)."""
-    return tree_generate(_pair.target, _pair.draft, list(prompt_ids), shape=shape, max_new_tokens=max_new,
-                         sampling=SamplingConfig(temperature, top_k or None, top_p if top_p < 1 else None),
-                         seed=seed, node_budget=node_budget, on_round=admission.on_round)
+def generation(pair_id: str, request: GenerationRequest, shape: tuple[int, ...], node_budget: int | None, _pair):
+    """A short token-tree generation with full traces (the request's seed makes it reproducible)."""
+    return tree_generate(_pair.target, _pair.draft, request, shape=shape, node_budget=node_budget,
+                         on_round=admission.on_round)
 
 
 # --- one real round, drawn as a tree ------------------------------------------------------------------
 with demo_box:
     try:
         with st.spinner("Drafting and verifying trees…", show_time=True):
-            result = generation(models.pair_key(pair), tuple(ids), shape, node_budget, min(s.max_new_tokens, VIEW_TOKENS),
-                                s.temperature, s.top_k, s.top_p, s.effective_seed, pair)
+            result = generation(models.pair_key(pair), s.request(ids, min(s.max_new_tokens, VIEW_TOKENS), "model"), shape,
+                                node_budget, pair)
     except ValueError as err:
         st.error(f"Could not generate: {err}")
         st.stop()

@@ -144,7 +144,7 @@ def same_architecture_c(request: dict, repeats: int = 3) -> None:
 
     pair = load_pair(request["pair"])
     ids = pair.tokenizer.encode(request["prompt"])
-    c = pass_costs.calibrate(pair.target, pair.drafts, ids, repeats=repeats).c()
+    c = pass_costs.calibrate(pair.target, pair.drafts, pass_costs.CALIBRATION.for_prompt(ids), repeats=repeats).c()
     ratio = max(c.values()) / min(c.values())
     print("  c from the runs' passes: " + ", ".join(f"{label} {value:.4f}" for label, value in c.items())
           + f"; max/min {ratio:.3f}  [{verdict(ratio <= 1.10)} same architecture within 10%]")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, lm, speculative_generate
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, lm, speculative_generate
 from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.pairs import load_pair
@@ -38,7 +38,8 @@ def passes_at(rev: str):
                             capture_output=True, text=True).stdout
     path = Path(tempfile.mkdtemp()) / "passes_before.py"
     path.write_text(source)
-    spec = importlib.util.spec_from_file_location("specdec_core.passes_before", path)  # in the package: its relative imports resolve
+    # named inside the package, so that its relative imports resolve
+    spec = importlib.util.spec_from_file_location("specdec_core.passes_before", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["specdec_core.passes_before"] = module
     spec.loader.exec_module(module)
@@ -95,11 +96,11 @@ def generations(pair, now, before, args) -> None:
             try:
                 out = []
                 for ids in prompts:
+                    request = GenerationRequest(ids, 64, GREEDY).fixed_length()
                     if gamma:
-                        out.append(speculative_generate(pair.target, drafter, ids, gamma=gamma, max_new_tokens=64,
-                                                        sampling=GREEDY, eos_token_id=None, trace=False))
+                        out.append(speculative_generate(pair.target, drafter, request, gamma=gamma, trace=False))
                     else:
-                        out.append(autoregressive_generate(model, ids, 64, GREEDY, eos_token_id=None))
+                        out.append(autoregressive_generate(model, request))
                 return out
             finally:
                 lm.model_pass = now

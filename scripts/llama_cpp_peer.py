@@ -213,7 +213,7 @@ def main() -> int:
     import torch  # after the build: the build does not need torch
 
     sys.path.insert(0, str(ROOT))
-    from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, load_pair, speculative_generate
+    from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, load_pair, speculative_generate
     torch.set_num_threads(1)
     pairs = {"fp32": load_pair("shakespeare", device="cpu")}
     pairs["bf16"] = pairs["fp32"].at_precision("bf16")
@@ -224,13 +224,12 @@ def main() -> int:
     n = args.tokens
 
     def ours(prec: str, gamma: int | None, ids: list[int]) -> tuple[list[int], float]:
-        pair = pairs[prec]
+        pair, request = pairs[prec], GenerationRequest(ids, n, GREEDY).fixed_length()
         start = time.perf_counter()
         if gamma is None:
-            res = autoregressive_generate(pair.target, ids, n, GREEDY, eos_token_id=None)
+            res = autoregressive_generate(pair.target, request)
         else:
-            res = speculative_generate(pair.target, ModelDrafter(pair.draft), ids, gamma=gamma, max_new_tokens=n,
-                                       sampling=GREEDY, eos_token_id=None)
+            res = speculative_generate(pair.target, ModelDrafter(pair.draft), request, gamma=gamma)
         return res.tokens, 1e3 * (time.perf_counter() - start)
 
     contestants = {}  # name -> callable(prompt dict) -> (text or tokens, ms, extra)

@@ -147,7 +147,7 @@ class Expected:
                 lanes = self._race(p.target, p.draft, asked, GAMMA, repeats=1)
                 out = [lanes.standard.tokens, lanes.speculative.tokens]
             elif what == "identical_greedy":  # plain and speculative greedy, EOS not stopping either
-                plain = self._plain(p.target, ids, self.max_new, self._greedy, seed=0, eos_token_id=None).tokens
+                plain = self._plain(p.target, self._request(ids, self.max_new, self._greedy, 0).fixed_length()).tokens
                 out = [plain, plain]
             else:
                 raise KeyError(what)

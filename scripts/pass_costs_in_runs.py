@@ -15,6 +15,7 @@ import torch
 
 from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.pairs import load_pair
+from specdec_core.request import GenerationRequest
 from specdec_core.sampler import autoregressive_generate, speculative_generate
 from specdec_core.sampling import GREEDY
 from specdec_core.tools.bench import load_prompts
@@ -34,9 +35,9 @@ def main() -> None:
     for i in range(args.pairs):
         ids = prompts[i % len(prompts)]
         one, many = pass_cost(pair.target, 1, args.context, repeats=10), pass_cost(pair.target, k, args.context, repeats=10)
-        spec = speculative_generate(pair.target, pair.draft, ids, gamma=args.gamma, max_new_tokens=64,
-                                    sampling=GREEDY, eos_token_id=None, trace=False)
-        plain = autoregressive_generate(pair.target, ids, 64, GREEDY, eos_token_id=None)
+        request = GenerationRequest(ids, 64, GREEDY).fixed_length()
+        spec = speculative_generate(pair.target, pair.draft, request, gamma=args.gamma, trace=False)
+        plain = autoregressive_generate(pair.target, request)
         in_run_many = statistics.mean(r.target_pass_s for r in spec.rounds if len(r.draft_tokens) == args.gamma)
         in_run_one = statistics.mean(plain.target_pass_s)
         iso.append(many / one)

@@ -21,7 +21,14 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, load_pair, speculative_generate  # noqa: E402
+from specdec_core import (  # noqa: E402
+    GREEDY,
+    GenerationRequest,
+    ModelDrafter,
+    autoregressive_generate,
+    load_pair,
+    speculative_generate,
+)
 from specdec_core.lm import CachedLM  # noqa: E402
 
 
@@ -47,10 +54,10 @@ def main() -> int:
     with torch.inference_mode():
         for p in prompts:
             ids = pair32.tokenizer.encode(p["text"])
-            ref = autoregressive_generate(pair32.target, ids, n, GREEDY, eos_token_id=None).tokens
-            plain16 = autoregressive_generate(pair16.target, ids, n, GREEDY, eos_token_id=None).tokens
-            spec16 = speculative_generate(pair16.target, ModelDrafter(pair16.draft), ids, gamma=args.gamma,
-                                          max_new_tokens=n, sampling=GREEDY, eos_token_id=None).tokens
+            request = GenerationRequest(ids, n, GREEDY).fixed_length()
+            ref = autoregressive_generate(pair32.target, request).tokens
+            plain16 = autoregressive_generate(pair16.target, request).tokens
+            spec16 = speculative_generate(pair16.target, ModelDrafter(pair16.draft), request, gamma=args.gamma).tokens
             first = next((i for i, (a, b) in enumerate(zip(ref, plain16)) if a != b), n)
             one32, wide32 = argmaxes(pair32.target, ids, ref, 1), argmaxes(pair32.target, ids, ref, args.gamma + 1)
             one16, wide16 = argmaxes(pair16.target, ids, ref, 1), argmaxes(pair16.target, ids, ref, args.gamma + 1)

@@ -21,6 +21,7 @@ import json
 import pstats
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -29,7 +30,9 @@ from specdec_core import drafters, generation, sampler
 from specdec_core.analysis.pass_costs import pass_sweep
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.drafters import ModelDrafter
+from specdec_core.forwards import with_forward
 from specdec_core.pairs import load_pair
+from specdec_core.request import GenerationRequest
 from specdec_core.sampler import speculative_generate
 from specdec_core.sampling import GREEDY
 
@@ -68,7 +71,7 @@ def main() -> None:
     ap.add_argument("--gammas", default="5,6")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--draft-step", default="core", help="the draft model's forward (see lm.CachedLM)")
+    ap.add_argument("--draft-step", default="core", help="core or transformers: the draft model's forward (see forwards.py)")
     ap.add_argument("--no-trace", action="store_true", help="trace=False (the runs nobody reads)")
     ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: measure v(gamma) instead of the table")
     ap.add_argument("--trace-cost", action="store_true", help="measure trace=True against trace=False instead")
@@ -77,7 +80,8 @@ def main() -> None:
     pair = load_pair("shakespeare", device="cpu")
     prompts = [pair.tokenizer.encode(p["text"]) for p in
                json.loads((ROOT / "assets/bench_prompts.json").read_text())["prompts"] if p["kind"] == "open"]
-    drafter = ModelDrafter(pair.draft, forward=args.draft_step)
+    drafter = ModelDrafter(with_forward(pair.draft, args.draft_step))
+    asked = GenerationRequest(max_new_tokens=args.tokens, sampling=GREEDY).fixed_length()
     gammas = [int(g) for g in args.gammas.split(",")]
 
     def runs():
@@ -85,8 +89,8 @@ def main() -> None:
         for _ in range(args.reps):
             for ids in prompts:
                 for gamma in gammas:
-                    out.append(speculative_generate(pair.target, drafter, ids, gamma=gamma, max_new_tokens=args.tokens,
-                                                    sampling=GREEDY, eos_token_id=None, trace=not args.no_trace))
+                    out.append(speculative_generate(pair.target, drafter, replace(asked, prompt_ids=ids), gamma=gamma,
+                                                    trace=not args.no_trace))
         return out
 
     if args.v_gamma:
@@ -101,9 +105,8 @@ def main() -> None:
         return
     if args.trace_cost:
         gamma = gammas[0]
-        spec = lambda trace: lambda: [speculative_generate(pair.target, drafter, ids, gamma=gamma,
-                                                           max_new_tokens=args.tokens, sampling=GREEDY,
-                                                           eos_token_id=None, trace=trace) for ids in prompts]
+        spec = lambda trace: lambda: [speculative_generate(pair.target, drafter, replace(asked, prompt_ids=ids),
+                                                           gamma=gamma, trace=trace) for ids in prompts]
         done = contest({"trace": spec(True), "no trace": spec(False)}, args.reps, warm_up=True)
         cost = done.ratios("trace", "no trace", lambda rs: sum(decode_seconds(r) for r in rs))
         print(f"gamma {gamma}, {len(prompts)} held-out prompts a repetition, {done.repeats} interleaved "

@@ -95,7 +95,7 @@ class BatchModelDraftSession:
     drafting, each row's cache synced to its own context first (as a single session's, by `drafters.shared_prefix`)."""
 
     def __init__(self, drafter: ModelDrafter, rows: int):
-        self.lm = BatchLM(drafter.model, rows, drafter.forward)
+        self.lm = BatchLM(drafter.model, rows)
         self.fed: list[list[int]] = [[] for _ in range(rows)]
 
     @property
@@ -157,7 +157,7 @@ def start_batch(drafter: Drafter, vocab: int, rows: int):
 @torch.inference_mode()
 def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int = 40,
                    sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
-                   eos_token_id: int | None | str = "model", forward: str = "core") -> BatchResult:
+                   eos_token_id: int | None | str = "model") -> BatchResult:
     """Decode every prompt, one target pass per round for the whole batch; `drafter=None` is batched
     plain decoding, else speculative decoding with draft length `gamma`. Every row is distributed as
     its prompt's own decoding (token-identical when greedy), whatever its neighbours."""
@@ -171,7 +171,7 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
     rows = [Generation(p, max_new_tokens, *make_generator(seed + i), eos, drafter=drafter,
                        start=start)
             for i, p in enumerate(prompts)]
-    lm = BatchLM(target, B, forward)
+    lm = BatchLM(target, B)
     lm.extend({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
     prefill_passes, prefill_s = lm.passes, time.perf_counter() - start
     session = start_batch(drafter, vocab, B) if drafter is not None else None

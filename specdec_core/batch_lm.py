@@ -10,7 +10,7 @@ import time
 import torch
 from transformers import PreTrainedModel
 
-from .lm import FORWARDS
+from .forwards import check_forward
 from .passes import model_pass
 
 KEEP = ("all", "last", None)  # which logits a pass returns per row: every fed position, the last, none
@@ -20,11 +20,9 @@ class BatchLM:
     """B rows fed together: `extend({row: tokens})` is ONE forward pass over every row it names."""
 
     def __init__(self, model: PreTrainedModel, rows: int, forward: str = "core"):
-        if forward not in FORWARDS:
-            raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model
         self.device = next(model.parameters()).device
-        self._pass = model_pass(model, rows, forward)
+        self._pass = model_pass(model, rows, check_forward(forward))
         self.lengths = [0] * rows  # tokens in each row's cache
         self.live = [True] * rows
         self.passes = 0

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import PreTrainedModel
 
+from .forwards import TransformersForward
 from .lm import CachedLM
 from .passes import context_length, vocab_size
 from .sampling import SamplingConfig, sample, to_probs
@@ -134,15 +135,14 @@ class ModelDrafter(Drafter):
     """Drafts with any causal LM that shares the target's vocabulary (e.g. a smaller GPT-2)."""
     drafts_trees = True
 
-    def __init__(self, model: PreTrainedModel, name: str = "draft model", forward: str = "core"):
-        self.model = model
+    def __init__(self, model: PreTrainedModel, name: str = "draft model"):
+        self.model = model  # a model wrapped in forwards.TransformersForward drafts through its own forward
         self.name = name
-        self.forward = forward  # see lm.CachedLM
         self.vocab_size = vocab_size(model)
         self.context_length = context_length(model)
 
     def start(self, vocab: int) -> "_ModelDraftSession":
-        return _ModelDraftSession(CachedLM(self.model, self.forward))
+        return _ModelDraftSession(CachedLM(self.model))
 
 
 class _ModelDraftSession(DraftSession):
@@ -328,8 +328,9 @@ def chain_tree(tokens: list[int], vocab: int) -> DraftTree:
 
 
 def as_drafter(drafter) -> Drafter:
-    """Accept a Drafter, or a plain transformers causal LM (wrapped as a ModelDrafter)."""
-    if isinstance(drafter, PreTrainedModel):
+    """Accept a Drafter, or a plain transformers causal LM (wrapped as a ModelDrafter; so is one wrapped
+    in forwards.TransformersForward)."""
+    if isinstance(drafter, (PreTrainedModel, TransformersForward)):
         return ModelDrafter(drafter)
     if isinstance(drafter, Drafter):
         return drafter

@@ -7,7 +7,7 @@ exactness lab's replay and batched decoding all drive. It owns the input checks,
 prefill, the round record, the end of a round (eos, max_new_tokens, max_rounds) and the result; each
 decoder keeps only its drafting and its verification, the paper's two steps:
 
-    g = begin(target, request, forward, drafter=...)
+    g = begin(target, request, drafter=...)
     while g.running:
         ...draft, then one target pass: logits = g.score([g.context[-1]] + drafts)...
         ...judge: n accepted drafts, then a corrective or bonus token...
@@ -29,6 +29,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
+from .forwards import TransformersForward
 from .lm import CachedLM
 from .passes import context_length, vocab_size
 from .request import GenerationRequest
@@ -41,8 +42,9 @@ STOP_MAX_NEW_TOKENS, STOP_EOS, STOP_MAX_ROUNDS = "max_new_tokens", "eos", "max_r
 # --- inputs -----------------------------------------------------------------------------------------
 
 def as_model(model, role: str) -> PreTrainedModel:
-    """The model itself, or TypeError naming its role ("target")."""
-    if not isinstance(model, PreTrainedModel):
+    """The model itself (or a model wrapped in forwards.TransformersForward), or TypeError naming its
+    role ("target")."""
+    if not isinstance(model, (PreTrainedModel, TransformersForward)):
         raise TypeError(f"{role} must be a transformers causal LM, got {type(model).__name__}")
     return model
 
@@ -212,8 +214,7 @@ class Generation:
                                 prompt_len=len(self.prompt), **fields)
 
 
-def begin(target, request: GenerationRequest, forward: str, *, drafter=None,
-          max_rounds: int | None = None) -> Generation:
+def begin(target, request: GenerationRequest, *, drafter=None, max_rounds: int | None = None) -> Generation:
     """Check the arguments, make the seeded generator, start the drafter's session, and let the target
     read the prompt (all of it but the last token, which the first pass feeds). `eos_token_id="model"`
     takes the target's own. A drafter that reads the target sees the prompt's features."""
@@ -227,7 +228,7 @@ def begin(target, request: GenerationRequest, forward: str, *, drafter=None,
     eos = target.config.eos_token_id if request.eos_token_id == "model" else request.eos_token_id
     session = drafter.start(vocab_size(target)) if drafter is not None else None
     start = time.perf_counter()
-    lm = CachedLM(target, forward)
+    lm = CachedLM(target)
     features = lm.prefill(prompt[:-1], hidden=session is not None and reads_target(drafter))
     prefill_s = time.perf_counter() - start
     if features is not None:

@@ -9,16 +9,16 @@ sessions use one cached model), so every call makes its own cache: nothing mutab
 
 The passes themselves are specdec_core.passes': the lean GPT-2 pass for a plain GPT-2 (the bundled
 pair, the hub's GPT-2 family), the model's own transformers forward for any other causal LM.
-`forward="transformers"` sends a GPT-2 the second way too (the benchmark compares both).
+`forward="transformers"`, or a model wrapped in `forwards.TransformersForward`, sends a GPT-2 the second
+way too (the benchmark compares both).
 """
 import time
 
 import torch
 from transformers import PreTrainedModel
 
+from .forwards import check_forward
 from .passes import GPT2Pass, TransformersPass, model_pass
-
-FORWARDS = ("core", "exact", "transformers")
 
 
 class CachedLM:
@@ -27,10 +27,9 @@ class CachedLM:
     def __init__(self, model: PreTrainedModel, forward: str = "core"):
         """forward: "core" (the lean GPT-2 pass where the model allows it), "exact" (the same, every logit
         with transformers' bits: never the small compiled kernel) or "transformers" (its own forward)."""
-        if forward not in FORWARDS:
-            raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
         self.model = model
         self.device = next(model.parameters()).device
+        forward = forward if forward == "exact" else check_forward(forward)  # "exact": CachedLM's own, not a comparison
         self._pass: GPT2Pass | TransformersPass = model_pass(model, forward=forward)
         self.length = 0  # tokens in the cache
         self.passes = 0  # forward passes made (prefill included)

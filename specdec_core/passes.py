@@ -32,6 +32,7 @@ from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
 from . import kernels
+from .forwards import TransformersForward
 
 GELU_C = math.sqrt(2.0 / math.pi)
 
@@ -69,7 +70,10 @@ def gelu_new_(h: torch.Tensor) -> torch.Tensor:
 def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
     """The pass for `model`: the lean GPT-2 pass where forward is "core" or "exact" and the model allows
     it ("exact": never the small compiled kernel, so every logit keeps transformers' bits), else the
-    model's own forward; for one row (rows=None) or a batch of `rows` rows."""
+    model's own forward (always for a model wrapped in forwards.TransformersForward); for one row
+    (rows=None) or a batch of `rows` rows."""
+    if isinstance(model, TransformersForward):
+        model, forward = model.model, "transformers"
     if forward in ("core", "exact") and lean_gpt2(model):
         return GPT2Pass(model, rows, exact=forward == "exact")
     return TransformersPass(model, rows)

@@ -166,15 +166,13 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
 def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                             eos_token_id: int | None | str = "model",
-                            on_token: Callable[[int, float], None] | None = None,
-                            forward: str = "core") -> GenerationResult:
+                            on_token: Callable[[int, float], None] | None = None) -> GenerationResult:
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
     `prompt_ids` may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and
-    eos_token_id. `on_token(token, pass_seconds)` is called as each token appears; `forward` picks the
-    target's forward path (lm.CachedLM)."""
+    eos_token_id. `on_token(token, pass_seconds)` is called as each token appears."""
     request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
     sampling = request.sampling
-    g = begin(target, request, forward)
+    g = begin(target, request)
     while g.running:
         logits = g.score([g.context[-1]])[0]  # (V,)
         # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
@@ -193,19 +191,17 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
                          sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                          eos_token_id: int | None | str = "model", trace: bool = True,
                          rule: Rule = EXACT, max_rounds: int | None = None,
-                         on_round: Callable[[RoundTrace], None] | None = None,
-                         forward: str = "core") -> GenerationResult:
+                         on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
     """Speculative decoding of `target` with `drafter` (a causal LM sharing the target's vocabulary,
     or any Drafter). `gamma` is the draft length: an int, or a policy from `specdec_core.policies`
     that chooses it round by round. Its output is distributed exactly as `autoregressive_generate`'s
     (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
-    per-round fields. `on_round(round_trace)` is called after each round; `forward` picks the
-    target's forward path (lm.CachedLM; a drafter picks its own). `prompt_ids` may be a
+    per-round fields. `on_round(round_trace)` is called after each round. `prompt_ids` may be a
     GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
     policy = as_policy(gamma)
     request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
     sampling = request.sampling
-    g = begin(target, request, forward, drafter=drafter, max_rounds=max_rounds)
+    g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
     length = policy.start()  # this generation's own policy state
     while g.running:
         # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must

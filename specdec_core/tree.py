@@ -143,20 +143,19 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
                   sampling: SamplingConfig = SamplingConfig(), seed: int | None = 0,
                   node_budget: int | None = None, eos_token_id: int | None | str = "model",
                   trace: bool = True, rule: TreeRule = EXACT_TREE, max_rounds: int | None = None,
-                  on_round: Callable[[RoundTrace], None] | None = None, forward: str = "core") -> GenerationResult:
+                  on_round: Callable[[RoundTrace], None] | None = None) -> GenerationResult:
     """Speculative decoding with a token tree per round: `shape` gives the branching factor per
     depth; `node_budget` grows a best-first tree of that many nodes instead (len(shape) deep at
     most). One target pass per round. Its output is distributed exactly as `autoregressive_generate`'s
-    (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`); `forward` picks
-    the target's forward path (lm.CachedLM). `prompt_ids` may be a GenerationRequest carrying the
-    prompt, max_new_tokens, sampling, seed and eos_token_id."""
+    (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`). `prompt_ids`
+    may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
     request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id, seed_default=0)
     sampling = request.sampling
     drafter = as_drafter(drafter)
     if not drafter.drafts_trees:
         raise ValueError(f"drafter {drafter.name!r} cannot draft token trees (it does not declare drafts_trees)")
-    g = begin(target, request, forward, drafter=drafter, max_rounds=max_rounds)
+    g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
     while g.running:
         # 1. Draft a tree below the last committed token, never deeper than the tokens still wanted.
         depth = g.room(len(shape))

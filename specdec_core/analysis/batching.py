@@ -21,7 +21,6 @@ target's prefill, the drafter's and a whole round (speculative): speculation doe
 import json
 import statistics
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,11 +30,12 @@ from ..batch import MAX_BATCH, batch_generate
 from ..batch_lm import BatchLM
 from ..checks import MAX_GAMMA
 from ..costs import Costs
+from ..request import GenerationRequest
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens
 from .acceptance import acceptance
 from .pass_costs import pass_seconds
-from .stats import Measured, Pacing, Progress, contest, decode_seconds, measured, pacing_of
+from .stats import Measured, Pacing, Progress, contest, decode_seconds, measured
 
 BATCH_SIZES = (1, 2, 4, 8, 16, 32)
 GAMMAS = tuple(range(1, 8))  # the draft lengths the cost model chooses from
@@ -151,15 +151,14 @@ def _pass_time(model, batch: int, k: int, prompts: list[list[int]], passes: int)
 
 @torch.inference_mode()
 def batch_costs(target, draft, prompts: list[list[int]], batch_sizes=BATCH_SIZES,
-                repeats: int = 3, passes: int = 3, hold=nullcontext, progress: Progress | None = None, *,
-                pacing: Pacing | None = None) -> BatchCosts:
+                repeats: int = 3, passes: int = 3, *, pacing: Pacing = Pacing()) -> BatchCosts:
     """t(B, k) for every batch size and k in COST_KS, and d(B): interleaved repetitions, each the lower
     quartile of `passes` passes; a cost is the median of its repetitions (BatchCosts reads them as one
     curve over B·k positions, so the k between are interpolated)."""
     runs = {("target", b, k): (lambda b=b, k=k: _pass_time(target, b, k, prompts, passes))
             for b in batch_sizes for k in COST_KS}
     runs.update({("draft", b, 1): (lambda b=b: _pass_time(draft, b, 1, prompts, passes)) for b in batch_sizes})
-    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
+    done = contest(runs, repeats, pacing=pacing)
     med = {name: statistics.median(ts) for name, ts in done.results.items()}
     return BatchCosts({(b, k): t for (kind, b, k), t in med.items() if kind == "target"},
                       {b: t for (kind, b, _), t in med.items() if kind == "draft"})
@@ -238,39 +237,37 @@ def _decode_tps(result) -> float:
 
 
 @torch.inference_mode()
-def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_tokens: int = 32,
-                   repeats: int = 3, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
-                   gammas=GAMMAS, hold=nullcontext, progress: Progress | None = None,
-                   cost_repeats: int = 3, fixed_gamma: int | None = FIXED_GAMMA, *,
-                   pacing: Pacing | None = None) -> Regime:
+def measure_regime(target, draft, tokenizer, request: GenerationRequest, batch_sizes=BATCH_SIZES, *,
+                   repeats: int = 3, gammas=GAMMAS, cost_repeats: int = 3, fixed_gamma: int | None = FIXED_GAMMA,
+                   pacing: Pacing = Pacing()) -> Regime:
     """Plain and speculative decoding at each batch size (γ from the measured cost model, and at
-    `fixed_gamma` too unless None), with the prediction beside them and the time to first token;
-    the pacing's (or `progress`'s) fraction and text between runs, each run in its slot (or `hold`)."""
+    `fixed_gamma` too unless None), every row asked for `request` on its held-out prompt (row i seeded
+    seed + i, as `batch.batch_generate` does; the template's own prompt is not used), with the
+    prediction beside them and the time to first token; the pacing's fraction and text between runs,
+    each run in its slot."""
     batch_sizes = sorted(set(batch_sizes))
     if not batch_sizes or batch_sizes[0] < 1 or batch_sizes[-1] > MAX_BATCH:
         raise ValueError(f"batch sizes must lie in [1, {MAX_BATCH}], got {batch_sizes}")
-    pace = pacing_of(hold, progress, pacing)
     prompts = bench_prompts(tokenizer, batch_sizes[-1])
-    costs = batch_costs(target, draft, prompts, batch_sizes, cost_repeats, pacing=pace.part(0.0, 0.2))
-    with pace.slot():
-        sample = batch_generate(target, None, prompts[:min(8, len(prompts))], max_new_tokens=max_new_tokens,
-                                sampling=sampling, seed=seed)
+    costs = batch_costs(target, draft, prompts, batch_sizes, cost_repeats, pacing=pacing.part(0.0, 0.2))
+    sampling = request.sampling
+    asked = dict(max_new_tokens=request.max_new_tokens, sampling=sampling, seed=request.seed or 0,
+                 eos_token_id=request.eos_token_id)
+    with pacing.slot():
+        sample = batch_generate(target, None, prompts[:min(8, len(prompts))], **asked)
         alpha = acceptance(target, draft, [p + r.tokens for p, r in zip(prompts, sample.results)], sampling)["alpha"]
     rows = []
     for n, b in enumerate(batch_sizes):
         gamma = costs.best_gamma(alpha, b, gammas)
         batch = prompts[:b]
         contestants = {
-            "plain": lambda batch=batch: batch_generate(target, None, batch, max_new_tokens=max_new_tokens,
-                                                        sampling=sampling, seed=seed),
-            "speculative": lambda batch=batch, gamma=gamma: batch_generate(
-                target, draft, batch, gamma=gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed),
+            "plain": lambda batch=batch: batch_generate(target, None, batch, **asked),
+            "speculative": lambda batch=batch, gamma=gamma: batch_generate(target, draft, batch, gamma=gamma, **asked),
         }
         if fixed_gamma is not None:
-            contestants["fixed"] = lambda batch=batch: batch_generate(
-                target, draft, batch, gamma=fixed_gamma, max_new_tokens=max_new_tokens, sampling=sampling, seed=seed)
+            contestants["fixed"] = lambda batch=batch: batch_generate(target, draft, batch, gamma=fixed_gamma, **asked)
         share = 0.8 / len(batch_sizes)
-        runs = contest(contestants, repeats, pacing=pace.part(0.2 + share * n, 0.2 + share * (n + 1)))
+        runs = contest(contestants, repeats, pacing=pacing.part(0.2 + share * n, 0.2 + share * (n + 1)))
         plain, spec = runs.results["plain"], runs.results["speculative"]
         drafted = sum(res.drafted for r in spec for res in r.results)
         accepted = sum(res.accepted for r in spec for res in r.results)
@@ -283,7 +280,7 @@ def measure_regime(target, draft, tokenizer, batch_sizes=BATCH_SIZES, max_new_to
             accepted / drafted if drafted else float("nan"),
             runs.ratios("fixed", "plain", _decode_tps) if fixed_gamma is not None else None,
             costs.speedup(alpha, b, fixed_gamma) if fixed_gamma is not None else None))
-    return Regime(rows, alpha, costs, max_new_tokens, repeats, sampling, fixed_gamma)
+    return Regime(rows, alpha, costs, request.max_new_tokens, repeats, sampling, fixed_gamma)
 
 
 def summary(regime: Regime) -> list[str]:

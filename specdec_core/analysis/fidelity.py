@@ -20,20 +20,20 @@ out), with their range. A variant that is only simulated here has no speed: it r
 import json
 import statistics
 from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from ..drafters import as_drafter
+from ..request import GenerationRequest
 from ..sampler import Rows, Rule, autoregressive_generate, residual_distribution, speculative_generate
-from ..sampling import GREEDY, SamplingConfig
+from ..sampling import SamplingConfig
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant
 from .pass_costs import PassTimes
-from .stats import Measured, Pacing, Progress, contest, decode_s_per_token, pacing_of, ratios
+from .stats import Measured, Pacing, contest, decode_s_per_token, ratios
 
 TARGET = "fp32 target"
 SPECULATIVE = "speculative decoding"
@@ -140,23 +140,21 @@ class Runs:
 
 
 def interleaved_runs(contestants: dict[str, Callable[[list[int]], GenerationResult]], prompts: list[list[int]],
-                     repeats: int = 3, untimed: tuple[str, ...] = (), hold=nullcontext,
-                     progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict[str, Runs]:
+                     repeats: int = 3, untimed: tuple[str, ...] = (), *, pacing: Pacing = Pacing()) -> dict[str, Runs]:
     """Every contestant decodes every prompt once per repetition, as one `stats.contest` (interleaved,
     after one untimed warm-up each on the first prompt); contestants in `untimed` run once, for their
     tokens only."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= 20:
         raise ValueError(f"repeats must be an integer in [1, 20], got {repeats!r}")
-    pace = pacing_of(hold, progress, pacing)
     timed = [name for name in contestants if name not in untimed]
     batch = lambda name: lambda: [contestants[name](ids) for ids in prompts]
     for name in timed:  # warm-up on the first prompt only: first calls allocate, later ones only compute
-        pace.run(lambda name=name: contestants[name](prompts[0]))
+        pacing.run(lambda name=name: contestants[name](prompts[0]))
     share = len(timed) * repeats / max(1, len(timed) * repeats + len(untimed))
-    results = contest({name: batch(name) for name in timed}, repeats, pacing=pace.part(0.0, share)).results
+    results = contest({name: batch(name) for name in timed}, repeats, pacing=pacing.part(0.0, share)).results
     for name in untimed:
-        results[name] = [pace.run(batch(name))]
-        pace.report(share + (1 - share) * (untimed.index(name) + 1) / len(untimed), f"{name} (simulated, untimed)")
+        results[name] = [pacing.run(batch(name))]
+        pacing.report(share + (1 - share) * (untimed.index(name) + 1) / len(untimed), f"{name} (simulated, untimed)")
     runs = {name: Runs() for name in contestants}
     for name, reps in results.items():
         runs[name].results = [r for rep in reps for r in rep]
@@ -207,27 +205,27 @@ def _acceptance(runs: Runs) -> dict:
             "tokens_per_pass": tokens / passes if passes else None}
 
 
-def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[list[int]], n_tokens: int = 64,
-                    gamma: int = 4, repeats: int = 3, hold=nullcontext,
-                    progress: Progress | None = None, *, pacing: Pacing | None = None) -> FidelityReport:
-    """Measure every variant against the fp32 target on `prompts` (held-out token ids): speed where the
-    variant is real, teacher-forced and free-running agreement, distance; speculative decoding with
-    `draft` in the same table; then each variant as the drafter (alpha, c, speedup, exactness).
-    c comes from the runs' own passes; the pacing's slot (or `hold`) is taken around each run
-    (`stats.contest`)."""
+def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[list[int]], request: GenerationRequest,
+                    *, gamma: int = 4, repeats: int = 3, pacing: Pacing = Pacing()) -> FidelityReport:
+    """Measure every variant against the fp32 target on `prompts` (held-out token ids), each asked for the
+    greedy `request` at its fixed length: speed where the variant is real, teacher-forced and
+    free-running agreement, distance; speculative decoding with `draft` in the same table; then each
+    variant as the drafter (alpha, c, speedup, exactness). c comes from the runs' own passes; the
+    pacing's slot is taken around each run (`stats.contest`)."""
     if not prompts:
         raise ValueError("prompts is empty: pass at least one held-out prompt")
-    pace = pacing_of(hold, progress, pacing)
-    plain = lambda model: lambda ids: autoregressive_generate(model, ids, n_tokens, GREEDY, seed=0, eos_token_id=None)
-    spec = lambda d: lambda ids: speculative_generate(target, d, ids, gamma=gamma, max_new_tokens=n_tokens,
-                                                      sampling=GREEDY, seed=0, eos_token_id=None, trace=False)
+    if not request.sampling.greedy:
+        raise ValueError("the request must be greedy: the agreements compare continuations token by token")
+    request = request.fixed_length()
+    plain = lambda model: lambda ids: autoregressive_generate(model, request.for_prompt(ids))
+    spec = lambda d: lambda ids: speculative_generate(target, d, request.for_prompt(ids), gamma=gamma, trace=False)
     contestants = {TARGET: plain(target), **{name: plain(v.model) for name, v in variants.items()},
                    SPECULATIVE: spec(as_drafter(draft))}
     as_drafters = {name: v for name, v in variants.items() if v.model is not draft}
     contestants.update({drafter_label(name): spec(as_drafter(v.model)) for name, v in as_drafters.items()})
     untimed = tuple(name for name, v in variants.items() if not v.speed_real) + tuple(
         drafter_label(name) for name, v in as_drafters.items() if not v.speed_real)
-    runs = interleaved_runs(contestants, prompts, repeats, untimed, pacing=pace.part(0.0, 0.9))
+    runs = interleaved_runs(contestants, prompts, repeats, untimed, pacing=pacing.part(0.0, 0.9))
     base = runs[TARGET]
     passes = PassTimes()  # c from the runs' own passes: the target's plain ones, each drafter's in its rounds
     for r in base.results:
@@ -238,8 +236,8 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
             for r in runs[label].results:
                 passes.add(r, label)
 
-    pace.report(0.9, "Agreement and distance, teacher-forced…")
-    with pace.slot():
+    pacing.report(0.9, "Agreement and distance, teacher-forced…")
+    with pacing.slot():
         forced = {name: teacher_forced(target, v.model, prompts) for name, v in variants.items()}
         exact = speculative_teacher_forced(target, draft, prompts)
     rows = [_row(name, v.kind, v.how, forced[name], runs[name], base, v.speed_real) for name, v in variants.items()]
@@ -255,5 +253,5 @@ def fidelity_report(target, draft, variants: dict[str, Variant], prompts: list[l
                        "c": passes.profile(label).c if v.speed_real else None,
                        "speed": speedup(base, own) if v.speed_real else None,
                        "identical_prompts": identical, "prompts": len(base.tokens)})
-    pace.report(1.0, "Done")
-    return FidelityReport(rows, bridge, runs, prompts, n_tokens, gamma, repeats)
+    pacing.report(1.0, "Done")
+    return FidelityReport(rows, bridge, runs, prompts, request.max_new_tokens, gamma, repeats)

@@ -23,17 +23,17 @@ cached context: the Serial Tax chart and the benchmark's comparison profile.
 """
 import statistics
 from collections.abc import Callable, Hashable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import torch
 
 from ..costs import Costs
 from ..lm import CachedLM
+from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import GREEDY
 from ..trace import GenerationResult
-from .stats import Measured, Pacing, Progress, contest, pacing_of
+from .stats import Measured, Pacing, contest
 
 PASS_QUANTILE = 0.25  # a pass kind's cost: this quantile of its timings (see above)
 
@@ -111,43 +111,44 @@ class PassTimes:
                 "lower quartile of its timings (a draft pass's at the cheapest position of a round)")
 
 
+CALIBRATION = GenerationRequest(max_new_tokens=20, sampling=GREEDY, seed=0)  # `calibrate`'s runs, short enough for a first paint
+
+
 @torch.inference_mode()
-def calibrate(target, drafters: Mapping[str, object], prompt_ids: list[int], gammas=(1, 3, 7, 15),
-              max_new_tokens: int = 20, repeats: int = 3, hold=nullcontext,
-              progress: Progress | None = None, *, pacing: Pacing | None = None) -> PassTimes:
-    """Pass costs of this machine from short greedy generations, interleaved over `repeats`
+def calibrate(target, drafters: Mapping[str, object], request: GenerationRequest, gammas=(1, 3, 7, 15), *,
+              repeats: int = 3, pacing: Pacing = Pacing()) -> PassTimes:
+    """Pass costs of this machine from short generations of `request` at its fixed length (pages and
+    tools ask for `CALIBRATION` on their prompt: 20 greedy tokens), interleaved over `repeats`
     repetitions: plain decoding; every drafter at the middle γ (the drafters' c all come from runs
     alike); the first drafter also at the other γs (target passes over more positions, for v).
     Small enough for a page's first paint (bundled pair: about a second a repetition on the shared
     2-core machine at load average 6)."""
     gammas = sorted(gammas)
     common = gammas[len(gammas) // 2]
-    times = PassTimes()
-    plain = lambda: times.add(autoregressive_generate(target, prompt_ids, max_new_tokens, GREEDY, seed=0,
-                                                      eos_token_id=None))
+    times, request = PassTimes(), request.fixed_length()
+    plain = lambda: times.add(autoregressive_generate(target, request))
     runs: dict[Hashable, Callable[[], PassTimes]] = {"plain decoding": plain}
 
     def spec(drafter, gamma: int, label: str | None) -> Callable[[], PassTimes]:
-        return lambda: times.add(speculative_generate(target, drafter, prompt_ids, gamma=gamma,
-                                                      max_new_tokens=max_new_tokens, sampling=GREEDY, seed=0,
-                                                      eos_token_id=None, trace=False), label)
+        return lambda: times.add(speculative_generate(target, drafter, request, gamma=gamma, trace=False), label)
 
     for i, (label, drafter) in enumerate(drafters.items()):
         runs[f"{label}, γ = {common}"] = spec(drafter, common, label)
         if i == 0:
             runs.update({f"{label}, γ = {g}": spec(drafter, g, None) for g in gammas if g != common})
-    contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
+    contest(runs, repeats, pacing=pacing)
     return times
 
 
 # --- isolated passes (the Serial Tax chart, the benchmark's comparison profile) ------------------------
 
 @torch.inference_mode()
-def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3, forward: str = "core") -> float:
-    """Median seconds of ONE forward pass over k new positions after `context` cached tokens."""
+def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3) -> float:
+    """Median seconds of ONE forward pass over k new positions after `context` cached tokens (a model
+    wrapped in `forwards.TransformersForward`: through its own transformers forward)."""
     vocab = model.get_output_embeddings().weight.shape[0]
     g = torch.Generator().manual_seed(0)
-    lm = CachedLM(model, forward)
+    lm = CachedLM(model)
     lm.prefill(torch.randint(0, vocab, (context,), generator=g).tolist())
     new = torch.randint(0, vocab, (k,), generator=g).tolist()
     times = []
@@ -159,24 +160,23 @@ def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int =
     return statistics.median(times)
 
 
-def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, hold=nullcontext,
-               progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict[int, Measured]:
+def pass_sweep(model, ks, context: int = 64, repeats: int = 5, passes: int = 3, *,
+               pacing: Pacing = Pacing()) -> dict[int, Measured]:
     """One pass over k positions for each k, interleaved over `repeats` repetitions (each sample the
     median of `passes` passes after one warm-up)."""
     runs = {k: (lambda k=k: pass_cost(model, k, context, repeats=passes, warmup=1)) for k in ks}
-    done = contest(runs, repeats, pacing=pacing_of(hold, progress, pacing))
+    done = contest(runs, repeats, pacing=pacing)
     return {k: done.measured(k, float) for k in runs}
 
 
-def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30,
-                 forward: str = "core") -> Costs:
+def cost_profile(target, draft, ks=range(1, 10), context: int = 64, repeats: int = 30) -> Costs:
     """c and v(k) from isolated passes, with the same interleaving and medians as every other figure
     (`repeats` passes per pass kind in all, in repetitions of three)."""
     rounds = max(1, repeats // 3)
-    runs = {("draft", 1): lambda: pass_cost(draft, 1, context, repeats=3, warmup=1, forward=forward)}
-    runs.update({("target", k): (lambda k=k: pass_cost(target, k, context, repeats=3, warmup=1, forward=forward))
+    runs = {("draft", 1): lambda: pass_cost(draft, 1, context, repeats=3, warmup=1)}
+    runs.update({("target", k): (lambda k=k: pass_cost(target, k, context, repeats=3, warmup=1))
                  for k in ks})
     if ("target", 1) not in runs:
-        runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1, forward=forward)
+        runs["target", 1] = lambda: pass_cost(target, 1, context, repeats=3, warmup=1)
     med = {name: statistics.median(ts) for name, ts in contest(runs, rounds).results.items()}
     return Costs.measured(med["target", 1], med["draft", 1], {k: t for (kind, k), t in med.items() if kind == "target"})

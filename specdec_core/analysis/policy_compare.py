@@ -10,15 +10,14 @@ prompt keeps the runs compared close together in time, so a slow moment of a sha
 on all of them.
 """
 import math
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from ..policies import ADAPTIVE, Costs, as_policy
+from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import SamplingConfig
 from ..trace import RoundTrace
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
-from .stats import Measured, Pacing, Progress, contest, decode_seconds, pacing_of, ratios
+from .stats import Measured, Pacing, contest, decode_seconds, ratios
 
 PLAIN = "plain decoding"
 MAX_REPEATS = 10
@@ -42,18 +41,12 @@ class Contestant:
         return ratios(plain.per_repetition(), self.per_repetition())
 
 
-def _speculative(target, drafter, prompt, policy, max_new_tokens, sampling, seed, trace):
-    return speculative_generate(target, drafter, prompt, gamma=policy, max_new_tokens=max_new_tokens,
-                                sampling=sampling, seed=seed, eos_token_id=None, trace=trace)
-
-
-def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, max_new_tokens: int,
-                     sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
-                     hold=nullcontext, progress: Progress | None = None, *,
-                     pacing: Pacing | None = None) -> dict[str, Contestant]:
+def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, request: GenerationRequest, *,
+                     repeats: int = 3, pacing: Pacing = Pacing()) -> dict[str, Contestant]:
     """Run plain decoding and every policy (label -> policy or int gamma) on every prompt, `repeats`
-    times interleaved; prompt i uses seed + i for every contestant. Returns label -> Contestant,
-    plain decoding under `PLAIN`. `pacing` (or `hold` and `progress`) as in `stats.contest`."""
+    times interleaved, each run asked for `request` on that prompt at its fixed length (the template's
+    own prompt is not used; prompt i uses seed + i for every contestant). Returns label -> Contestant,
+    plain decoding under `PLAIN`. `pacing` as in `stats.contest`."""
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
     if not prompts or len(prompts) > MAX_PROMPTS:
@@ -62,15 +55,16 @@ def compare_policies(target, drafter, prompts: list[list[int]], policies: dict, 
     if PLAIN in resolved:
         raise ValueError(f"a policy may not be labelled {PLAIN!r}")
     out = {label: Contestant(label, repeats=repeats) for label in [PLAIN, *resolved]}
+    request = request.fixed_length()
 
     def run(label: str, i: int, prompt: list[int]):
+        asked = request.for_prompt(prompt, i)
         if label == PLAIN:
-            return autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
-        return _speculative(target, drafter, prompt, resolved[label], max_new_tokens, sampling, seed + i, False)
+            return autoregressive_generate(target, asked)
+        return speculative_generate(target, drafter, asked, gamma=resolved[label], trace=False)
 
-    pace = pacing_of(hold, progress, pacing)
     for i, prompt in enumerate(prompts):  # one contest per prompt: the runs compared stay close in time
-        part = pace.part(i / len(prompts), (i + 1) / len(prompts), f"Prompt {i + 1} of {len(prompts)}: ")
+        part = pacing.part(i / len(prompts), (i + 1) / len(prompts), f"Prompt {i + 1} of {len(prompts)}: ")
         done = contest({label: (lambda label=label, i=i, prompt=prompt: run(label, i, prompt)) for label in out},
                        repeats, pacing=part)
         for label, results in done.results.items():
@@ -104,13 +98,15 @@ def summary(results: dict[str, Contestant], costs: Costs | None = None) -> list[
     return rows
 
 
-def calibration_rounds(target, drafter, prompts: list[list[int]], gamma: int, max_new_tokens: int,
-                       sampling: SamplingConfig = SamplingConfig(), seed: int = 0) -> list[RoundTrace]:
+def calibration_rounds(target, drafter, prompts: list[list[int]], gamma: int,
+                       request: GenerationRequest) -> list[RoundTrace]:
     """Traced rounds (with the drafter's raw confidence per draft) at a constant, long gamma, for
-    `round_stats.calibration`: not timed."""
+    `round_stats.calibration`, from `request` on every prompt at its fixed length (prompt i seeded
+    seed + i, as in `compare_policies`): not timed."""
+    request = request.fixed_length()
     rounds = []
     for i, prompt in enumerate(prompts):
-        rounds += _speculative(target, drafter, prompt, gamma, max_new_tokens, sampling, seed + i, trace=True).rounds
+        rounds += speculative_generate(target, drafter, request.for_prompt(prompt, i), gamma=gamma, trace=True).rounds
     return rounds
 
 

@@ -13,7 +13,7 @@ shoot-out use the same interleaving, and take c and v(γ) from the passes their 
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -56,12 +56,6 @@ def _device(model) -> torch.device:
     return next(model.parameters()).device
 
 
-def counted(request: GenerationRequest) -> GenerationRequest:
-    """The request as a timed run makes it: end-of-text stops nothing, so every run makes
-    max_new_tokens tokens and the runs compare like for like."""
-    return replace(request, eos_token_id=None)
-
-
 def run_plain_lane(target, request: GenerationRequest) -> LiveLane:
     """Plain decoding, timed on the wall clock, with the moment each token appeared. Nothing but a
     clock read runs between the sampler's passes."""
@@ -70,7 +64,7 @@ def run_plain_lane(target, request: GenerationRequest) -> LiveLane:
     device = _device(target)
     sync(device)
     start = time.perf_counter()
-    lane.result = autoregressive_generate(target, counted(request),
+    lane.result = autoregressive_generate(target, request.fixed_length(),
                                           on_token=lambda _t, _s: stamps.append(time.perf_counter()))
     sync(device)
     lane.elapsed = time.perf_counter() - start
@@ -89,7 +83,7 @@ def run_speculative_lane(target, drafter, request: GenerationRequest, gamma: int
     device = _device(target)
     sync(device)
     start = time.perf_counter()
-    lane.result = speculative_generate(target, drafter, counted(request), gamma=gamma, trace=False,
+    lane.result = speculative_generate(target, drafter, request.fixed_length(), gamma=gamma, trace=False,
                                        on_round=lambda _r: stamps.append(time.perf_counter()))
     sync(device)
     lane.elapsed = time.perf_counter() - start
@@ -178,7 +172,7 @@ def _contest(target, drafters: dict, request: GenerationRequest, repeats: int,
              pacing: Pacing) -> tuple[Contest[GenerationResult], PassTimes]:
     """Plain decoding (`PLAIN`) and every (label -> (drafter, gamma, label of its passes)) contestant as
     one `stats.contest`, with every run's passes collected."""
-    times, request = PassTimes(), counted(request)
+    times, request = PassTimes(), request.fixed_length()
 
     def plain() -> GenerationResult:
         res = autoregressive_generate(target, request)

@@ -9,7 +9,6 @@ nothing in distribution and much in acceptance: sum p q instead of sum min(p, q)
 `judge_rules` runs the lab's chi-square test for several rules on one prefix and the same samples'
 seeds (the exact rule beside broken, lossy or tree rules), with each rule's power where it is computed.
 """
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,11 +16,12 @@ import torch
 from scipy import stats
 
 from ..drafters import Proposal
+from ..request import GenerationRequest
 from ..sampler import Rule, autoregressive_generate, speculative_generate
 from ..sampling import SamplingConfig, to_probs
 from .fidelity import interleaved_runs, rule_output_distribution, speedup
 from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
-from .stats import Pacing, Progress, pacing_of
+from .stats import Pacing
 
 PLAIN = "plain sampling"
 
@@ -64,20 +64,20 @@ def acceptance_figures(dist: Distributions, sampling: SamplingConfig) -> dict:
     return {"exact": float(torch.minimum(p, q).sum()), "exact_match": float((p * q).sum())}
 
 
-def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], sampling: SamplingConfig,
-                   n_tokens: int = 48, gamma: int = 4, repeats: int = 3, seed: int = 0, hold=nullcontext,
-                   progress: Progress | None = None, *, pacing: Pacing | None = None) -> list[dict]:
-    """For each rule, on `prompts`: measured acceptance rate (accepted / drafted), tokens per target
-    pass, and speedup over plain sampling (median and range of repetition-by-repetition ratios,
-    interleaved runs, the pacing's slot or `hold` taken around each run)."""
-    if sampling.greedy:
+def rule_economics(target, draft, rules: list[Rule], prompts: list[list[int]], request: GenerationRequest, *,
+                   gamma: int = 4, repeats: int = 3, pacing: Pacing = Pacing()) -> list[dict]:
+    """For each rule, on `prompts` (each asked for `request` at its fixed length, every prompt with the
+    request's seed): measured acceptance rate (accepted / drafted), tokens per target pass, and speedup
+    over plain sampling (median and range of repetition-by-repetition ratios, interleaved runs, the
+    pacing's slot taken around each run)."""
+    if request.sampling.greedy:
         raise ValueError("sampling must have a temperature above 0: the rules differ in how they use chance")
-    plain = lambda ids: autoregressive_generate(target, ids, n_tokens, sampling, seed=seed, eos_token_id=None)
-    spec = lambda rule: lambda ids: speculative_generate(target, draft, ids, gamma=gamma, max_new_tokens=n_tokens,
-                                                         sampling=sampling, seed=seed, eos_token_id=None,
+    request = request.fixed_length()
+    plain = lambda ids: autoregressive_generate(target, request.for_prompt(ids))
+    spec = lambda rule: lambda ids: speculative_generate(target, draft, request.for_prompt(ids), gamma=gamma,
                                                          trace=False, rule=rule)
     runs = interleaved_runs({PLAIN: plain, **{rule.name: spec(rule) for rule in rules}}, prompts, repeats,
-                            pacing=pacing_of(hold, progress, pacing))
+                            pacing=pacing)
     rows = []
     for rule in rules:
         results = runs[rule.name].results
@@ -109,21 +109,19 @@ class PrefixVerdicts:
 
 def judge_rules(target, draft, prefix_ids: list[int], rules: list, *, n_tokens: int, k: int, sampling: SamplingConfig,
                 seed: int, gamma: int = 4, shape: tuple[int, ...] | None = None, with_power: bool = False,
-                hold=nullcontext, progress: Progress | None = None, pacing: Pacing | None = None) -> PrefixVerdicts:
+                pacing: Pacing = Pacing()) -> PrefixVerdicts:
     """The lab's test (`lab.run_lab`, speculative samples only) for every rule on the same prefix, K and
     seeds, from one set of distributions; with `shape`, token-tree rules on trees of that shape. With
     `with_power` (and n_tokens = 1) each rule's power at K too. Each rule runs inside its own
-    pacing slot (or `with hold():`); its progress (or `progress(fraction, text)`) is reported across
-    the rules."""
-    pace = pacing_of(hold, progress, pacing)
-    with pace.slot():
+    pacing slot; the pacing's progress is reported across the rules."""
+    with pacing.slot():
         dist = Distributions(target, draft, prefix_ids)
     verdicts = {}
     for i, rule in enumerate(rules):
-        with pace.slot():
+        with pacing.slot():
             res = run_lab(target, draft, prefix_ids, n_tokens=n_tokens, k=k, gamma=gamma, sampling=sampling, rule=rule,
                           seed=seed, with_plain=False, dist=dist, shape=shape,
-                          pacing=pace.part(i / len(rules), (i + 1) / len(rules)))
+                          pacing=pacing.part(i / len(rules), (i + 1) / len(rules)))
             power_ = (power(res.cells, rule_cell_probs(dist, rule, res.cells, sampling), res.k)
                       if with_power and n_tokens == 1 else None)
         verdicts[rule.name] = RuleVerdict(rule.name, res, power_)

@@ -11,11 +11,10 @@ Counts come from one traced run per prompt (the same seed gives every repetition
 the clock from untraced runs, interleaved prompt by prompt with plain decoding.
 """
 import itertools
-from contextlib import nullcontext
 
 from ..policies import make_policy
+from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import SamplingConfig
 from ..tree import tree_generate
 from ..tree_draft import tree_size
 from .pass_costs import PassTimes
@@ -26,7 +25,7 @@ from .round_stats import (
     mean_acceptance_length,
     per_position_acceptance_rate,
 )
-from .stats import Pacing, Progress, interleave, pacing_of, ratios
+from .stats import Pacing, interleave, ratios
 
 PLAIN = "plain decoding"
 
@@ -64,35 +63,34 @@ def confidence_auc(rounds, signal: str = "top") -> float:
     return auc(scores, labels)
 
 
-def compare_drafters(target, drafters: dict, prompts: list[list[int]], gamma: int = 5, max_new_tokens: int = 64,
-                     sampling: SamplingConfig = SamplingConfig(), seed: int = 0, repeats: int = 3,
-                     hold=nullcontext, progress: Progress | None = None, *, pacing: Pacing | None = None) -> dict:
-    """Every drafter (label -> drafter) at draft length `gamma` on every prompt: the figures of the
-    module's docstring, one row per drafter, and plain decoding's seconds for reference."""
-    pace = pacing_of(hold, progress, pacing)
+def compare_drafters(target, drafters: dict, prompts: list[list[int]], request: GenerationRequest, *, gamma: int = 5,
+                     repeats: int = 3, pacing: Pacing = Pacing()) -> dict:
+    """Every drafter (label -> drafter) at draft length `gamma` on every prompt, each asked for `request`
+    at its fixed length (prompt i seeded seed + i): the figures of the module's docstring, one row per
+    drafter, and plain decoding's seconds for reference."""
+    request = request.fixed_length()
+    asked = [request.for_prompt(prompt, i) for i, prompt in enumerate(prompts)]
     rows, traced = [], {label: [] for label in drafters}
-    for i, prompt in enumerate(prompts):  # the counts: one traced run per prompt
+    for one in asked:  # the counts: one traced run per prompt
         for label, drafter in drafters.items():
-            traced[label].append(speculative_generate(target, drafter, prompt, gamma=gamma, max_new_tokens=max_new_tokens,
-                                                      sampling=sampling, seed=seed + i, eos_token_id=None))
+            traced[label].append(speculative_generate(target, drafter, one, gamma=gamma))
     times = PassTimes()
     seconds = {name: [] for name in [PLAIN, *drafters]}  # per (prompt, repetition)
-    for i, prompt in enumerate(prompts):  # the clock: untraced runs, interleaved with plain decoding
-        def plain(i=i, prompt=prompt):
-            res = autoregressive_generate(target, prompt, max_new_tokens, sampling, seed=seed + i, eos_token_id=None)
+    for i, one in enumerate(asked):  # the clock: untraced runs, interleaved with plain decoding
+        def plain(one=one):
+            res = autoregressive_generate(target, one)
             times.add(res)
             return res.total_s - res.prefill_s
 
-        def spec(label, i=i, prompt=prompt):
-            res = speculative_generate(target, drafters[label], prompt, gamma=gamma, max_new_tokens=max_new_tokens,
-                                       sampling=sampling, seed=seed + i, eos_token_id=None, trace=False)
+        def spec(label, one=one):
+            res = speculative_generate(target, drafters[label], one, gamma=gamma, trace=False)
             times.add(res, label)
             return res.total_s - res.prefill_s
 
         runs = {PLAIN: plain, **{label: (lambda label=label: spec(label)) for label in drafters}}
-        for name, values in interleave(runs, repeats, pacing=Pacing(pace.slot)).items():
+        for name, values in interleave(runs, repeats, pacing=Pacing(pacing.slot)).items():
             seconds[name].append(values)
-        pace.report((i + 1) / len(prompts), f"prompt {i + 1} of {len(prompts)}")
+        pacing.report((i + 1) / len(prompts), f"prompt {i + 1} of {len(prompts)}")
     per_rep = {name: [sum(v[r] for v in values) for r in range(repeats)] for name, values in seconds.items()}
     for label in drafters:
         results = traced[label]
@@ -107,8 +105,8 @@ def compare_drafters(target, drafters: dict, prompts: list[list[int]], gamma: in
             "c": times.profile(label).c, "speedup": speedup.median, "measured": speedup,
             "auc_top": confidence_auc(rounds, "top"), "auc_margin": confidence_auc(rounds, "margin"),
             "calibration": calibration(rounds, "top", bins=8), "rounds": rounds})
-    return {"rows": rows, "gamma": gamma, "repeats": repeats, "prompts": len(prompts), "sampling": sampling,
-            "max_new_tokens": max_new_tokens}
+    return {"rows": rows, "gamma": gamma, "repeats": repeats, "prompts": len(prompts), "sampling": request.sampling,
+            "max_new_tokens": request.max_new_tokens}
 
 
 def shapes_of_size(nodes: int, max_depth: int = 6, max_branching: int = 4) -> list[tuple[int, ...]]:
@@ -117,13 +115,15 @@ def shapes_of_size(nodes: int, max_depth: int = 6, max_branching: int = 4) -> li
             for shape in itertools.product(range(1, max_branching + 1), repeat=depth) if tree_size(shape) == nodes]
 
 
-def tree_comparison(target, drafter, prompts: list[list[int]], nodes: int, depth: int, max_new_tokens: int = 64,
-                    sampling: SamplingConfig = SamplingConfig(), seed: int = 0) -> dict:
+def tree_comparison(target, drafter, prompts: list[list[int]], request: GenerationRequest, nodes: int,
+                    depth: int) -> dict:
     """Tokens per target pass of the best-first tree of `nodes` nodes (at most `depth` deep, EAGLE-2's
-    growth by the drafter's confidence) against every static shape of exactly `nodes` nodes."""
+    growth by the drafter's confidence) against every static shape of exactly `nodes` nodes, each asked
+    for `request` on every prompt at its fixed length (prompt i seeded seed + i)."""
+    request = request.fixed_length()
+
     def per_pass(shape, budget):
-        results = [tree_generate(target, drafter, p, shape=shape, node_budget=budget, max_new_tokens=max_new_tokens,
-                                 sampling=sampling, seed=seed + i, eos_token_id=None, trace=False)
+        results = [tree_generate(target, drafter, request.for_prompt(p, i), shape=shape, node_budget=budget, trace=False)
                    for i, p in enumerate(prompts)]
         return sum(len(r.tokens) for r in results) / sum(r.target_passes for r in results)
 
@@ -134,18 +134,17 @@ def tree_comparison(target, drafter, prompts: list[list[int]], nodes: int, depth
             "ratio": best_first / static[best]}
 
 
-def policy_comparison(target, drafter, prompts: list[list[int]], gammas=range(1, 9), thresholds=(0.5,),
-                      max_new_tokens: int = 64, sampling: SamplingConfig = SamplingConfig(), seed: int = 0,
-                      repeats: int = 3, hold=nullcontext, *, pacing: Pacing | None = None) -> dict:
+def policy_comparison(target, drafter, prompts: list[list[int]], request: GenerationRequest, gammas=range(1, 9),
+                      thresholds=(0.5,), *, repeats: int = 3, pacing: Pacing = Pacing()) -> dict:
     """The confidence stop (draft while the top probability stays >= threshold, up to max(gammas)) at
     each threshold against every fixed gamma, measured against plain decoding
-    (`policy_compare.compare_policies`): the best of each kind and their ratio."""
+    (`policy_compare.compare_policies`, which takes `prompts` and `request` as they are here): the
+    best of each kind and their ratio."""
     from .policy_compare import PLAIN as PLAIN_LABEL
     from .policy_compare import compare_policies
     policies = {f"γ = {g}": g for g in gammas}
     policies.update({f"confidence ≥ {t:g}": make_policy("confidence", 1, max(gammas), t, "top") for t in thresholds})
-    out = compare_policies(target, drafter, prompts, policies, max_new_tokens, sampling, seed, repeats,
-                           pacing=pacing_of(hold, None, pacing))
+    out = compare_policies(target, drafter, prompts, policies, request, repeats=repeats, pacing=pacing)
     plain = out.pop(PLAIN_LABEL)
     speed = {label: c.speedup(plain) for label, c in out.items()}
     best_of = lambda kind: max((k for k in speed if k.startswith(kind)), key=lambda k: speed[k].median)

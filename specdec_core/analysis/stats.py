@@ -57,15 +57,6 @@ class Pacing:
         return Pacing(self.slot, lambda f, text: outer(lo + (hi - lo) * f, f"{label}{text}"))
 
 
-def pacing_of(hold=nullcontext, progress: Progress | None = None, pacing: Pacing | None = None) -> Pacing:
-    """`pacing`, or one made of the separate `hold` and `progress` a caller may still pass."""
-    if pacing is not None:
-        if hold is not nullcontext or progress is not None:
-            raise ValueError("pass pacing, or hold and progress, not both")
-        return pacing
-    return Pacing(hold, progress)
-
-
 # --- the figure: median and spread ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -117,14 +108,13 @@ def _order(names: list, repetition: int) -> list:
     return list(names) if repetition % 2 == 0 else list(reversed(names))
 
 
-def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, hold=nullcontext,
-               progress: Progress | None = None, busy: Callable[[dict], bool] | None = None,
-               max_repeats: int | None = None, *, pacing: Pacing | None = None) -> dict[Hashable, list[T]]:
+def interleave(contestants: Mapping[Hashable, Callable[[], T]], repeats: int,
+               busy: Callable[[dict], bool] | None = None, max_repeats: int | None = None, *,
+               pacing: Pacing = Pacing()) -> dict[Hashable, list[T]]:
     """Each contestant's results over `repeats` interleaved repetitions: A B C, then C B A (a `contest`
     without warm-up, its results alone; `busy` sees the results so far)."""
     grow = None if busy is None else (lambda so_far: busy(so_far.results))
-    return contest(contestants, repeats, busy=grow, max_repeats=max_repeats,
-                   pacing=pacing_of(hold, progress, pacing)).results
+    return contest(contestants, repeats, busy=grow, max_repeats=max_repeats, pacing=pacing).results
 
 
 @dataclass
@@ -148,37 +138,35 @@ class Contest(Generic[T]):
         return ratios([value(r) for r in self.results[base]], [value(r) for r in self.results[name]])
 
 
-def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, hold=nullcontext,
-            progress: Progress | None = None, warm_up: bool = False,
+def contest(contestants: Mapping[Hashable, Callable[[], T]], repeats: int, *, warm_up: bool = False,
             busy: Callable[["Contest[T]"], bool] | None = None, max_repeats: int | None = None,
-            pacing: Pacing | None = None) -> Contest[T]:
+            pacing: Pacing = Pacing()) -> Contest[T]:
     """The project's one way to compare: every contestant runs once per repetition, interleaved (A B C,
     then C B A, so no contestant always runs first or last), after one untimed run each when `warm_up`
     (first calls allocate, later ones only compute).
 
-    Each run happens inside its own `pacing.slot()` (or `hold`; a server passes its admission slot, so
-    a long measurement holds it one run at a time and other work can go in between), warm-ups
-    included; the pacing's progress (or `progress`) is told after each run, between timed spans, never
-    inside one. With `busy` (the contest so far -> True while its figures disagree too much) and
-    `max_repeats`, two more repetitions (one in each order) run while `busy` says so, up to
-    `max_repeats` in all: a busy machine gets more repetitions instead of a noisier median."""
+    Each run happens inside its own `pacing.slot()` (a server passes its admission slot, so a long
+    measurement holds it one run at a time and other work can go in between), warm-ups included; the
+    pacing's progress is told after each run, between timed spans, never inside one. With `busy` (the
+    contest so far -> True while its figures disagree too much) and `max_repeats`, two more
+    repetitions (one in each order) run while `busy` says so, up to `max_repeats` in all: a busy
+    machine gets more repetitions instead of a noisier median."""
     if repeats < 1:
         raise ValueError(f"repeats must be >= 1, got {repeats}")
-    pace = pacing_of(hold, progress, pacing)
     done = Contest({name: [] for name in contestants})
     if warm_up:
         for name, run in contestants.items():
-            with pace.slot():
+            with pacing.slot():
                 done.warm_up[name] = run()
     names, limit = list(contestants), max(repeats, max_repeats or repeats)
     planned, finished, r = repeats, 0, 0
     while r < planned:
         for name in _order(names, r):
-            with pace.slot():
+            with pacing.slot():
                 done.results[name].append(contestants[name]())
             finished += 1
             more = f" of up to {limit} (the machine is busy)" if planned > repeats else f" of {planned}"
-            pace.report(finished / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
+            pacing.report(finished / (planned * len(names)), f"Repetition {r + 1}{more}: {name}")
         r += 1
         if r == planned and planned < limit and busy is not None and busy(done):
             planned = min(limit, planned + 2)

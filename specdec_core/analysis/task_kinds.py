@@ -2,11 +2,9 @@
 stretches are easy to guess, so the drafter agrees more there. Measured here as alpha per kind of
 text, by the core's one acceptance method (`acceptance.acceptance`: teacher-forced E[sum min(p, q)]
 over every position), on three kinds of passage."""
-from contextlib import nullcontext
-
 from ..sampling import SamplingConfig
 from .acceptance import acceptance
-from .stats import Pacing, pacing_of
+from .stats import Pacing
 
 # Three kinds of passage, each a few lines of play-script English (any GPT-2 tokenizer reads them).
 KINDS = {
@@ -26,16 +24,14 @@ KINDS = {
 
 
 def alpha_by_kind(target, draft, tokenizer, sampling: SamplingConfig = SamplingConfig(), kinds=None,
-                  context_length: int | None = None, hold=nullcontext, *,
-                  pacing: Pacing | None = None) -> dict[str, dict]:
+                  context_length: int | None = None, *, pacing: Pacing = Pacing()) -> dict[str, dict]:
     """{kind: acceptance.acceptance(...)} for each passage of `kinds` (default KINDS), cut to the models'
-    context; the pacing's slot (or `hold`) is taken around each measurement (a page's generation slot)."""
-    pace = pacing_of(hold, None, pacing)
+    context; the pacing's slot is taken around each measurement (a page's generation slot)."""
     out = {}
     for kind, text in (kinds or KINDS).items():
         ids = tokenizer.encode(text)
         if context_length is not None:
             ids = ids[:context_length]
-        with pace.slot():
+        with pacing.slot():
             out[kind] = acceptance(target, draft, [ids], sampling)
     return out

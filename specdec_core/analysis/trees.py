@@ -11,7 +11,6 @@ target pass over nodes + 1 positions, v(nodes) single passes on this machine, pl
 On an accelerator v stays near 1 up to dozens of positions, which is where trees pay.
 """
 import statistics
-from dataclasses import replace
 
 from ..drafters import as_drafter
 from ..request import GenerationRequest
@@ -39,7 +38,7 @@ def tree_vs_chain(target, drafter, request: GenerationRequest, shape: tuple[int,
     shape, node_budget = check_shape(shape), check_node_budget(node_budget)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be an integer in [1, {MAX_REPEATS}], got {repeats!r}")
-    drafter, request = as_drafter(drafter), replace(request, eos_token_id=None)
+    drafter, request = as_drafter(drafter), request.fixed_length()
     runs = {
         "plain": lambda: autoregressive_generate(target, request),
         "chain": lambda: speculative_generate(target, drafter, request, gamma=len(shape), trace=False),

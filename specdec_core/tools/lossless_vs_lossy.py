@@ -18,14 +18,24 @@ import torch
 
 from .. import lossy
 from ..analysis import fidelity, lab, rule_costs
+from ..analysis.stats import Pacing
 from ..exact_match import EXACT_MATCH
 from ..pairs import load_pair
+from ..request import GenerationRequest
 from ..sampler import EXACT
+from ..sampling import GREEDY
 from ..variants import build_variants
+
+ECONOMICS_TOKENS = 48  # new tokens per held-out prompt when timing the rules
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
+
+
+def _printed(log) -> Pacing:
+    """Pacing that logs its progress as a percentage and the step."""
+    return Pacing(progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
 
 
 def _speed(m) -> str:
@@ -40,8 +50,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 def fidelity_tables(pair, n_prompts: int, n_tokens: int, repeats: int, gamma: int, log) -> str:
     held_out = fidelity.held_out_prompts(pair.tokenizer, n_prompts)
     rep = fidelity.fidelity_report(pair.target, pair.draft, build_variants(pair.target, pair.draft),
-                                   [ids for _, ids in held_out], n_tokens=n_tokens, gamma=gamma, repeats=repeats,
-                                   progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
+                                   [ids for _, ids in held_out],
+                                   GenerationRequest(max_new_tokens=n_tokens, sampling=GREEDY, seed=0),
+                                   gamma=gamma, repeats=repeats, pacing=_printed(log))
     first = lambda r: "–" if r["first_difference"] is None else str(r["first_difference"] + 1)
     rows = [[r["name"], _speed(r["speed"]), _pct(r["teacher_forced_agreement"]), _pct(r["free_running_agreement"]),
              f"{r['identical_prompts']} of {r['prompts']}", first(r), f"{r['distance']:.3g}"] for r in rep.rows]
@@ -68,9 +79,9 @@ def rule_tables(pair, n_prompts: int, repeats: int, log) -> str:
     for name, v in judged.verdicts.items():
         log(f"  chi-square: {name}: p = {v.test.pvalue:.3g}")
     held_out = fidelity.held_out_prompts(pair.tokenizer, n_prompts)
-    econ = rule_costs.rule_economics(pair.target, pair.draft, rules, [ids for _, ids in held_out], sampling,
-                                     gamma=gamma, repeats=repeats,
-                                     progress=lambda f, text: log(f"  {100 * f:3.0f}% {text}"))
+    econ = rule_costs.rule_economics(pair.target, pair.draft, rules, [ids for _, ids in held_out],
+                                     GenerationRequest(max_new_tokens=ECONOMICS_TOKENS, sampling=sampling, seed=0),
+                                     gamma=gamma, repeats=repeats, pacing=_printed(log))
     figures = judged.acceptance
     rows = []
     for e in econ:
@@ -81,7 +92,7 @@ def rule_tables(pair, n_prompts: int, repeats: int, log) -> str:
             f"next token, K = {lab.DOCUMENTED_K}, seed {lab.DOCUMENTED_SEED}, temperature "
             f"{lab.DOCUMENTED_TEMPERATURE:g}, γ = {gamma}; "
             f"acceptance at that prefix: Σ min(p, q) = {figures['exact']:.3f}, Σ p·q = {figures['exact_match']:.3f}. "
-            f"Economics: {', '.join(name for name, _ in held_out)}, 48 tokens, temperature "
+            f"Economics: {', '.join(name for name, _ in held_out)}, {ECONOMICS_TOKENS} tokens, temperature "
             f"{lab.DOCUMENTED_TEMPERATURE:g}, {repeats} interleaved repetitions against plain sampling.\n\n"
             + _table(["rule", "acceptance (measured)", "tokens per target pass", "speedup vs plain sampling",
                       "χ² p-value", "verdict", f"power at K = {lab.DOCUMENTED_K}"], rows))

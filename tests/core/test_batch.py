@@ -17,6 +17,7 @@ from specdec_core import (
 )
 from specdec_core import batch as batch_module
 from specdec_core.batch_lm import BatchLM
+from specdec_core.forwards import with_forward
 from specdec_core.lm import CachedLM
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
@@ -86,10 +87,10 @@ def test_batched_pass_gives_each_rows_own_logits(lean_pair, forward):
 @pytest.mark.parametrize("eos", [None, 3])
 def test_greedy_rows_match_their_own_decoding(lean_pair, forward, drafter, eos):
     target, draft = lean_pair
-    d = {"plain": None, "model": ModelDrafter(draft, forward=forward), "ngram": NgramDrafter(),
-         "target as drafter": ModelDrafter(target, forward=forward)}[drafter]
-    batch = batch_generate(target, d, PROMPTS, gamma=3, max_new_tokens=24, sampling=GREEDY, eos_token_id=eos,
-                           forward=forward)
+    on = with_forward(target, forward)
+    d = {"plain": None, "model": ModelDrafter(with_forward(draft, forward)), "ngram": NgramDrafter(),
+         "target as drafter": ModelDrafter(on)}[drafter]
+    batch = batch_generate(on, d, PROMPTS, gamma=3, max_new_tokens=24, sampling=GREEDY, eos_token_id=eos)
     for prompt, row in zip(PROMPTS, batch.results, strict=True):
         alone = autoregressive_generate(target, prompt, 24, GREEDY, eos_token_id=eos)
         assert row.tokens == alone.tokens
@@ -252,8 +253,8 @@ def test_rows_run_to_the_windows_last_position(lean_pair, forward):
     """A long row ends at the window's last position while a short one beside it pads its feeds."""
     target, draft = lean_pair
     prompts = [[(7 * i) % 40 for i in range(100)], [3, 1]]
-    batch = batch_generate(target, ModelDrafter(draft, forward=forward), prompts, gamma=5, max_new_tokens=28,
-                           sampling=GREEDY, forward=forward)
+    batch = batch_generate(with_forward(target, forward), with_forward(draft, forward), prompts, gamma=5,
+                           max_new_tokens=28, sampling=GREEDY)
     for prompt, row in zip(prompts, batch.results):
         assert row.tokens == autoregressive_generate(target, prompt, 28, GREEDY).tokens
     assert len(prompts[0]) + len(batch.results[0].tokens) == 128

@@ -5,6 +5,7 @@ import pytest
 
 from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime, monotone
 from specdec_core.analysis.stats import measured
+from specdec_core.request import GenerationRequest
 from specdec_core.sampling import GREEDY
 from specdec_core.tools import cli
 
@@ -41,8 +42,8 @@ def test_crossover_is_the_first_measured_batch_below_one():
 
 
 def test_measure_regime_runs_small(pair):
-    regime = measure_regime(pair.target, pair.draft, pair.tokenizer, batch_sizes=(1, 2), max_new_tokens=4,
-                            repeats=1, cost_repeats=1, gammas=(1, 2))
+    regime = measure_regime(pair.target, pair.draft, pair.tokenizer, GenerationRequest(max_new_tokens=4, seed=0),
+                            batch_sizes=(1, 2), repeats=1, cost_repeats=1, gammas=(1, 2))
     frame = regime.frame()
     assert isinstance(frame, pd.DataFrame) and list(frame["batch"]) == [1, 2]
     assert set(frame["gamma"]) <= {1, 2}

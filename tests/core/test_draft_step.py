@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, kernels, speculative_generate
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, kernels, speculative_generate
+from specdec_core.forwards import with_forward
 from specdec_core.lm import CachedLM
 
 PROMPTS = Path(__file__).resolve().parents[2] / "assets/bench_prompts.json"
@@ -59,27 +60,27 @@ def test_step_outside_inference_mode_and_bad_tokens(pair):
 def test_greedy_outputs_on_held_out_prompts_unchanged(pair):
     """Speculative greedy through the lean pass (draft steps and verify passes) against plain greedy
     through transformers' own forward: the same tokens on every held-out prompt."""
-    core, reference = ModelDrafter(pair.draft), ModelDrafter(pair.draft, forward="transformers")
+    slow_target = with_forward(pair.target, "transformers")
+    core, reference = ModelDrafter(pair.draft), ModelDrafter(with_forward(pair.draft, "transformers"))
     for ids in held_out(pair.tokenizer):
-        plain = autoregressive_generate(pair.target, ids, 32, GREEDY, eos_token_id=None, forward="transformers")
+        request = GenerationRequest(ids, 32, GREEDY).fixed_length()
+        plain = autoregressive_generate(slow_target, request)
         for gamma in (5, 6):
-            spec = speculative_generate(pair.target, core, ids, gamma=gamma, max_new_tokens=32, sampling=GREEDY,
-                                        eos_token_id=None, trace=False)
+            spec = speculative_generate(pair.target, core, request, gamma=gamma, trace=False)
             assert spec.tokens == plain.tokens
-        slow = speculative_generate(pair.target, reference, ids, gamma=5, max_new_tokens=32, sampling=GREEDY,
-                                    eos_token_id=None, trace=False, forward="transformers")
+        slow = speculative_generate(slow_target, reference, request, gamma=5, trace=False)
         assert slow.tokens == plain.tokens
 
 
 def test_draft_greedy_unchanged_by_the_small_kernel(pair):
     """The draft's own greedy text, and every draft it proposes in speculative rounds, are the same
     through the core (the small kernel) as through transformers' forward, on every held-out prompt."""
-    core, reference = ModelDrafter(pair.draft), ModelDrafter(pair.draft, forward="transformers")
+    slow_draft = with_forward(pair.draft, "transformers")
+    core, reference = ModelDrafter(pair.draft), ModelDrafter(slow_draft)
     for ids in held_out(pair.tokenizer):
-        own = autoregressive_generate(pair.draft, ids, 64, GREEDY, eos_token_id=None)
-        assert own.tokens == autoregressive_generate(pair.draft, ids, 64, GREEDY, eos_token_id=None,
-                                                     forward="transformers").tokens
-        drafts = [[r.draft_tokens for r in speculative_generate(pair.target, drafter, ids, gamma=5, max_new_tokens=48,
-                                                                 sampling=GREEDY, eos_token_id=None).rounds]
+        own = autoregressive_generate(pair.draft, GenerationRequest(ids, 64, GREEDY).fixed_length())
+        assert own.tokens == autoregressive_generate(slow_draft, GenerationRequest(ids, 64, GREEDY).fixed_length()).tokens
+        request = GenerationRequest(ids, 48, GREEDY).fixed_length()
+        drafts = [[r.draft_tokens for r in speculative_generate(pair.target, drafter, request, gamma=5).rounds]
                   for drafter in (core, reference)]
         assert drafts[0] == drafts[1]

@@ -5,10 +5,8 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
+from specdec_core.forwards import FORWARDS, with_forward
 from specdec_core.generation import Generation
-
-FORWARDS = ["core", "transformers"]
-
 
 # --- drafters that read the target -------------------------------------------------------------------
 
@@ -26,11 +24,10 @@ class RecordingDrafter(ModelDrafter):
 def run(kind, target, drafter, prompt, forward, sampling, sessions):
     start = drafter.start
     drafter.start = lambda vocab: sessions.append(start(vocab)) or sessions[-1]
+    target = with_forward(target, forward)
     if kind == "chain":
-        return speculative_generate(target, drafter, prompt, gamma=3, max_new_tokens=25, sampling=sampling, seed=3,
-                                    forward=forward)
-    return tree_generate(target, drafter, prompt, shape=(2, 2, 1), max_new_tokens=25, sampling=sampling, seed=3,
-                         forward=forward)
+        return speculative_generate(target, drafter, prompt, gamma=3, max_new_tokens=25, sampling=sampling, seed=3)
+    return tree_generate(target, drafter, prompt, shape=(2, 2, 1), max_new_tokens=25, sampling=sampling, seed=3)
 
 
 @pytest.mark.parametrize("forward", FORWARDS)
@@ -82,13 +79,12 @@ def test_a_tree_runs_to_the_last_position_of_the_window(forward):
     torch.manual_seed(1)  # test-only: model construction
     cfg = GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=16, bos_token_id=None,
                      eos_token_id=None)
-    target, draft = GPT2LMHeadModel(cfg).eval(), GPT2LMHeadModel(cfg).eval()
-    reference = autoregressive_generate(target, [1, 2, 3, 4, 5], 11, GREEDY, forward=forward).tokens
-    out = tree_generate(target, ModelDrafter(draft, forward=forward), [1, 2, 3, 4, 5], shape=(2, 2, 1, 1),
-                        max_new_tokens=11, sampling=GREEDY, forward=forward)
+    target, draft = (with_forward(GPT2LMHeadModel(cfg).eval(), forward) for _ in range(2))
+    reference = autoregressive_generate(target, [1, 2, 3, 4, 5], 11, GREEDY).tokens
+    out = tree_generate(target, draft, [1, 2, 3, 4, 5], shape=(2, 2, 1, 1), max_new_tokens=11, sampling=GREEDY)
     assert out.tokens == reference and len(out.tokens) == 11
-    sampled = tree_generate(target, ModelDrafter(draft, forward=forward), [1, 2, 3, 4, 5], shape=(3, 2, 2),
-                            node_budget=12, max_new_tokens=11, sampling=SamplingConfig(1.0), seed=0, forward=forward)
+    sampled = tree_generate(target, draft, [1, 2, 3, 4, 5], shape=(3, 2, 2), node_budget=12, max_new_tokens=11,
+                            sampling=SamplingConfig(1.0), seed=0)
     assert len(sampled.tokens) == 11
 
 
@@ -96,9 +92,10 @@ def test_a_tree_runs_to_the_last_position_of_the_window(forward):
 def test_the_bundled_pair_fills_its_window_with_a_tree(pair, forward):
     window = pair.target.config.n_positions
     prompt = (pair.tokenizer.encode("ROMEO:\nBut soft, what light through yonder window breaks?\n") * 40)[:window - 16]
-    reference = autoregressive_generate(pair.target, prompt, 16, GREEDY, forward=forward).tokens
-    out = tree_generate(pair.target, ModelDrafter(pair.draft, forward=forward), prompt, shape=(2, 2, 1, 1),
-                        max_new_tokens=16, sampling=GREEDY, forward=forward)
+    target = with_forward(pair.target, forward)
+    reference = autoregressive_generate(target, prompt, 16, GREEDY).tokens
+    out = tree_generate(target, with_forward(pair.draft, forward), prompt, shape=(2, 2, 1, 1), max_new_tokens=16,
+                        sampling=GREEDY)
     assert out.tokens == reference
 
 

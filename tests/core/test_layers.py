@@ -15,6 +15,7 @@ LEVELS = {
     "request": 0,  # what a generation is asked for (the prompt, lengths, sampling, seed, eos)
     "passes": 0,  # the passes themselves (one row or many), under lm's cache and batch_lm's rows
     "kernels": 0,  # the compiled one-token step the passes call
+    "forwards": 0,  # which pass a model takes (the benchmark's TransformersForward), read by passes
     "drafters": 1, "tree_draft": 1, "policies": 1,  # what proposes drafts, and how many
     "generation": 2,  # the one skeleton
     "sampler": 3,  # the chain's rule (the paper's algorithm)

@@ -10,7 +10,9 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, kernels, speculative_generate
+from specdec_core.forwards import TransformersForward, with_forward
 from specdec_core.lm import CachedLM
+from specdec_core.passes import GPT2Pass, TransformersPass, model_pass, vocab_size
 from tests.conftest import tiny_gpt2
 
 
@@ -61,18 +63,30 @@ def test_generations_identical_on_both_paths(small_pair):
     prompt = [1, 5, 7, 2, 9]
     runs = {}
     for forward in ("core", "transformers"):
-        drafter = ModelDrafter(draft, forward=forward)
-        runs[forward] = [autoregressive_generate(target, prompt, 30, GREEDY, forward=forward).tokens,
-                         speculative_generate(target, drafter, prompt, gamma=3, max_new_tokens=30, sampling=GREEDY,
-                                              forward=forward).tokens,
-                         speculative_generate(target, drafter, prompt, gamma=4, max_new_tokens=30,
-                                              sampling=SamplingConfig(0.9, top_k=10), seed=5, forward=forward).tokens]
+        on = with_forward(target, forward)
+        drafter = ModelDrafter(with_forward(draft, forward))
+        runs[forward] = [autoregressive_generate(on, prompt, 30, GREEDY).tokens,
+                         speculative_generate(on, drafter, prompt, gamma=3, max_new_tokens=30, sampling=GREEDY).tokens,
+                         speculative_generate(on, drafter, prompt, gamma=4, max_new_tokens=30,
+                                              sampling=SamplingConfig(0.9, top_k=10), seed=5).tokens]
     assert runs["core"] == runs["transformers"]
+
+
+def test_a_wrapped_model_runs_through_its_own_forward_and_reads_as_the_model():
+    model = tiny_gpt2(1)
+    wrapped = with_forward(model, "transformers")
+    assert isinstance(wrapped, TransformersForward) and with_forward(model, "core") is model
+    assert wrapped.config is model.config and next(wrapped.parameters()) is next(model.parameters())
+    assert CachedLM(model).lean and not CachedLM(wrapped).lean and not CachedLM(wrapped, "core").lean
+    assert not ModelDrafter(wrapped).start(vocab_size(model)).lm.lean
+    assert isinstance(model_pass(wrapped, 2), TransformersPass) and isinstance(model_pass(model, 2), GPT2Pass)
 
 
 def test_unknown_forward_is_refused():
     with pytest.raises(ValueError, match="forward"):
         CachedLM(tiny_gpt2(1), forward="fast")
+    with pytest.raises(ValueError, match="forward"):
+        with_forward(tiny_gpt2(1), "fast")
 
 
 def test_other_models_keep_the_transformers_path():

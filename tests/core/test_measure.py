@@ -39,7 +39,7 @@ def test_interleave_runs_contestants_in_that_order_each_in_its_own_hold():
             holds.append("out")
 
     results = interleave({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
-                         repeats=3, hold=Hold)
+                         repeats=3, pacing=Pacing(Hold))
     assert log == ["A", "B", "B", "A", "A", "B"]
     assert results == {"A": [1, 4, 5], "B": [2, 3, 6]}
     assert holds == ["in", "out"] * 6  # one run per hold: a server's slot is never held for a whole measurement
@@ -54,7 +54,8 @@ def test_interleave_reports_progress_only_between_runs():
         time.sleep(0.001)
         running["now"] = False
 
-    interleave({"A": work, "B": work}, 2, progress=lambda f, text: (inside.append(running["now"]), seen.append(f)))
+    interleave({"A": work, "B": work}, 2,
+               pacing=Pacing(progress=lambda f, text: (inside.append(running["now"]), seen.append(f))))
     assert inside == [False] * 4 and seen == [0.25, 0.5, 0.75, 1.0]
 
 
@@ -64,7 +65,8 @@ def test_a_busy_measurement_gets_two_more_repetitions_at_a_time_up_to_the_cap():
     a = lambda: log.append("A") or next(values)
     b = lambda: log.append("B") or 1.0
     disagree = lambda so_far: measured(so_far["A"]).busy
-    out = interleave({"A": a, "B": b}, 3, busy=disagree, max_repeats=9, progress=lambda f, t: texts.append((f, t)))
+    out = interleave({"A": a, "B": b}, 3, busy=disagree, max_repeats=9,
+                     pacing=Pacing(progress=lambda f, t: texts.append((f, t))))
     assert len(out["A"]) == 9  # 3, then two more at a time while the spread stays wide: 5, 7, 9 (the cap)
     assert log == ["A", "B", "B", "A"] * 4 + ["A", "B"]  # still in alternating order
     assert texts[5] == (1.0, "Repetition 3 of 3: B") and texts[6] == (7 / 10, "Repetition 4 of up to 9 "
@@ -86,7 +88,7 @@ def test_a_contest_warms_up_each_contestant_once_in_its_own_hold_then_interleave
         return contextlib.nullcontext()
 
     done = stats.contest({"A": lambda: log.append("A") or len(log), "B": lambda: log.append("B") or len(log)},
-                           2, hold=hold, warm_up=True)
+                           2, pacing=Pacing(hold), warm_up=True)
     assert log == ["A", "B", "A", "B", "B", "A"] and len(holds) == 6  # warm-ups untimed, then A B, B A
     assert done.warm_up == {"A": 1, "B": 2} and done.results == {"A": [3, 6], "B": [4, 5]}
     assert done.repeats == 2
@@ -323,8 +325,6 @@ def test_pacing_is_one_object_for_the_slot_and_the_progress():
 
     pace = stats.Pacing(slot, lambda f, text: seen.append((round(f, 3), text)))
     contest({"A": lambda: log.append("A"), "B": lambda: log.append("B")}, 1, pacing=pace.part(0.5, 1.0, "half: "))
-    assert log == ["in", "A", "out", "in", "B", "out"]  # one run per slot, as with hold
+    assert log == ["in", "A", "out", "in", "B", "out"]  # one run per slot
     assert [f for f, _ in seen] == [0.75, 1.0] and all(text.startswith("half: ") for _, text in seen)
     assert stats.Pacing().part(0.0, 0.5).progress is None  # nothing to report: nothing wrapped
-    with pytest.raises(ValueError, match="not both"):
-        contest({"A": lambda: None}, 1, hold=slot, pacing=pace)

@@ -98,8 +98,8 @@ def test_shootout_and_policy_race_accept_a_policy(small_pair):
                                 ConfidenceStop(threshold=0.2, max_gamma=6), repeats=1)
     assert [r["drafter"] for r in out["rows"]] == ["model", "ngram"]
     assert all(r["mean_acceptance_length"] >= 1 for r in out["rows"])
-    results = compare_policies(target, draft, [[1, 2, 3], [4, 5]], {"fixed": 3, "heuristic": Heuristic()}, 12,
-                               GREEDY, repeats=2)
+    results = compare_policies(target, draft, [[1, 2, 3], [4, 5]], {"fixed": 3, "heuristic": Heuristic()},
+                               GenerationRequest(max_new_tokens=12, sampling=GREEDY), repeats=2)
     rows = summary(results, Costs())
     assert [r["policy"] for r in rows] == [PLAIN, "fixed", "heuristic"]
     assert all(len(results[k].seconds) == 4 and len(results[k].per_repetition()) == 2 for k in results)

@@ -49,3 +49,22 @@ def test_values_given_beside_a_request_are_refused(small_pair):
         tree_generate(target, NgramDrafter(), request, seed=5)
     with pytest.raises(ValueError, match="sampling"):
         autoregressive_generate(target, request, sampling=GREEDY)
+
+
+def test_a_fixed_length_request_runs_to_max_new_tokens_whatever_the_end_of_text(small_pair):
+    target, _ = small_pair
+    free = autoregressive_generate(target, GenerationRequest((1, 2, 3), 10, GREEDY, 0))
+    stop = free.tokens[2]  # a token the run makes early: made the end-of-text token, it stops the run there
+    stopped = GenerationRequest((1, 2, 3), 10, GREEDY, 0, eos_token_id=stop)
+    assert len(autoregressive_generate(target, stopped).tokens) <= 3
+    fixed = stopped.fixed_length()
+    assert fixed.eos_token_id is None and fixed == dataclasses.replace(stopped, eos_token_id=None)
+    assert autoregressive_generate(target, fixed).tokens == free.tokens
+
+
+def test_a_template_gives_each_prompt_its_own_seed():
+    template = GenerationRequest(max_new_tokens=6, sampling=SamplingConfig(0.9), seed=10)
+    assert template.prompt_ids == ()
+    asked = [template.for_prompt(p, i) for i, p in enumerate([[1, 2], torch.tensor([3])])]
+    assert [(r.prompt_ids, r.seed, r.max_new_tokens) for r in asked] == [((1, 2), 10, 6), ((3,), 11, 6)]
+    assert GenerationRequest().for_prompt([4], 2).seed == 2  # a template without a seed counts from 0

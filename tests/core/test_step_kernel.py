@@ -66,14 +66,15 @@ def test_no_compiler_falls_back_to_the_python_step(tmp_path):
     """A fresh extension cache and no compiler: the build fails, `load` gives None and the reason, and a
     generation still runs, through the Python step, with the same greedy tokens as transformers'."""
     code = """
-from specdec_core import GREEDY, autoregressive_generate, kernels
+from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, kernels
+from specdec_core.forwards import with_forward
 from specdec_core.pairs import load_pair
 pair = load_pair("shakespeare", device="cpu")
 assert kernels.load() is None
 print("REASON", kernels.reason())
-ids = pair.tokenizer.encode("ROMEO: But soft")
-a = autoregressive_generate(pair.draft, ids, 12, GREEDY, eos_token_id=None).tokens
-b = autoregressive_generate(pair.draft, ids, 12, GREEDY, eos_token_id=None, forward="transformers").tokens
+request = GenerationRequest(pair.tokenizer.encode("ROMEO: But soft"), 12, GREEDY).fixed_length()
+a = autoregressive_generate(pair.draft, request).tokens
+b = autoregressive_generate(with_forward(pair.draft, "transformers"), request).tokens
 assert a == b, (a, b)
 print("SAME")
 """

@@ -4,7 +4,7 @@ unchanged by quantisation, and each figure equals the same figure computed by br
 import pytest
 import torch
 
-from specdec_core import GREEDY, autoregressive_generate, speculative_generate
+from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, speculative_generate
 from specdec_core.analysis import fidelity
 from specdec_core.variants import bf16_copy, build_variants, quantise_per_channel, quantised_copy, truncated_copy
 from tests.conftest import tiny_gpt2
@@ -158,7 +158,8 @@ def test_lossy_variant_as_drafter_gives_the_target_greedy_output(target, make):
 def test_fidelity_report_on_a_tiny_pair(target, small_pair):
     draft = tiny_gpt2(11, vocab=40, n_embd=16, n_positions=128, spread=0.3)
     variants = build_variants(target, draft, layers=(1,))
-    rep = fidelity.fidelity_report(target, draft, variants, [[1, 2, 3], [4, 5, 6, 7]], n_tokens=12, repeats=2)
+    rep = fidelity.fidelity_report(target, draft, variants, [[1, 2, 3], [4, 5, 6, 7]],
+                                   GenerationRequest(max_new_tokens=12, sampling=GREEDY), repeats=2)
     rows = {r["name"]: r for r in rep.rows}
     assert list(rows) == [*variants, fidelity.SPECULATIVE]
     spec = rows[fidelity.SPECULATIVE]

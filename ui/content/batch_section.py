@@ -12,7 +12,9 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
+from specdec_core import GenerationRequest
 from specdec_core.analysis.batching import FIXED_GAMMA, PROMPT_TOKENS, measure_regime, summary
+from specdec_core.analysis.stats import Pacing
 from specdec_core.pairs import ModelPair
 from ui.server.models import pair_key
 from ui.state import demo
@@ -132,8 +134,8 @@ def render(pair: ModelPair) -> None:
                f"{REPEATS} repetitions each. One measurement at a time on this server.")
 
     def work(progress):
-        regime = measure_regime(pair.target, pair.draft, pair.tokenizer, _sizes(largest), TOKENS, REPEATS,
-                                progress=progress)
+        regime = measure_regime(pair.target, pair.draft, pair.tokenizer, GenerationRequest(max_new_tokens=TOKENS, seed=0),
+                                _sizes(largest), repeats=REPEATS, pacing=Pacing(progress=progress))
         return {"regime": regime, "when": time.strftime("%H:%M UTC", time.gmtime())}
 
     demo.run("Measure the batch regime", key="bt_run", state="bt_result", signature=key, work=work, shared=True,

@@ -114,9 +114,8 @@ def run(s: Spec, pair, ids, settings, pacing: Pacing) -> dict:
         for k in range(ALPHA_SEEDS):
             pacing.report((i * ALPHA_SEEDS + k) / steps, f"temperature {t:g}, seed {settings.seed + k}")
             with pacing.slot():
-                res = speculative_generate(pair.target, pair.draft,
-                                           GenerationRequest(ids, settings.max_new_tokens, sampling, settings.seed + k,
-                                                             None), gamma=s.gamma, trace=False)
+                asked = GenerationRequest(ids, settings.max_new_tokens, sampling, settings.seed + k).fixed_length()
+                res = speculative_generate(pair.target, pair.draft, asked, gamma=s.gamma, trace=False)
             rounds += res.rounds
         alphas[t] = measured_alpha(rounds)
     pacing.report(1.0, "done")

@@ -65,12 +65,12 @@ def show(pair, s, profile) -> None:
         planning = Costs.from_profile(profile)  # this machine's c and v, fixed while the server runs
         contestants.update({describe(POLICIES[name]()): with_costs(POLICIES[name](), planning) for name in ADAPTIVE})
         prompts = [pair.tokenizer.encode(t)[-(pair.context_length - policy_tokens):] or [0] for t in prompt_texts]
-        results = compare_policies(pair.target, pair.draft, prompts, contestants, policy_tokens, s.sampling, s.seed,
-                                   repeats, pacing=admission.pacing("the policy race",
-                                                                    lambda f, text: progress(0.95 * f, text)))
+        request = s.request(max_new_tokens=policy_tokens)
+        results = compare_policies(pair.target, pair.draft, prompts, contestants, request, repeats=repeats,
+                                   pacing=admission.pacing("the policy race", lambda f, text: progress(0.95 * f, text)))
         progress(0.95, "Tracing the drafter's confidence for the calibration chart…")
         with admission.slot("the calibration chart"):
-            traced = calibration_rounds(pair.target, pair.draft, prompts, CALIBRATION_GAMMA, policy_tokens, s.sampling, s.seed)
+            traced = calibration_rounds(pair.target, pair.draft, prompts, CALIBRATION_GAMMA, request)
         return {"rows": summary(results, planning),
                 "fixed": {f"fixed γ = {g_}": g_ for g_ in fixed}, "calibration": traced}
 

@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import lossy
+from specdec_core import GenerationRequest, lossy
 from specdec_core.analysis import fidelity, lab, rule_costs
 from specdec_core.analysis.stats import Pacing
 from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
@@ -243,8 +243,9 @@ def render(pair, ids: list[int], s) -> None:
                                             sampling=sampling, seed=s.seed, gamma=s.gamma, with_power=True,
                                             pacing=admission.pacing("your rule tests", lambda f, text: progress(0.4 * f, text)))
             economics = rule_costs.rule_economics(
-                pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out], sampling, n_tokens=SHIPPED_TOKENS,
-                gamma=s.gamma, repeats=SHIPPED_REPEATS, seed=s.seed, pacing=admission.pacing(
+                pair.target, pair.draft, list(SHIPPED), [ids_ for _, ids_ in held_out],
+                GenerationRequest(max_new_tokens=SHIPPED_TOKENS, sampling=sampling, seed=s.seed),
+                gamma=s.gamma, repeats=SHIPPED_REPEATS, pacing=admission.pacing(
                     "your rule measurements", lambda f, text: progress(0.4 + 0.6 * f, f"Timing the rules: {text}")))
             verdicts = judged.verdicts
             return {"rows": [{"rule": e["rule"], "test": verdicts[e["rule"]].test, "power": verdicts[e["rule"]].power,

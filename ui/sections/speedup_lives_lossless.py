@@ -5,7 +5,7 @@ copy as the drafter)."""
 import plotly.graph_objects as go
 import streamlit as st
 
-from specdec_core import theory
+from specdec_core import GREEDY, GenerationRequest, theory
 from specdec_core.analysis import fidelity
 from specdec_core.variants import build_variants
 from ui.server import admission, models
@@ -72,7 +72,8 @@ def render(pair, s) -> None:
             st.stop()
         held_out = fidelity.held_out_prompts(pair.tokenizer, FID_PROMPTS)
         rep = fidelity.fidelity_report(pair.target, pair.draft, variants, [ids_ for _, ids_ in held_out],
-                                       n_tokens=FID_TOKENS, gamma=s.gamma, repeats=FID_REPEATS,
+                                       GenerationRequest(max_new_tokens=FID_TOKENS, sampling=GREEDY, seed=0),
+                                       gamma=s.gamma, repeats=FID_REPEATS,
                                        pacing=admission.pacing("the lossless-vs-lossy measurement",
                                                                lambda f, text: progress(f, f"Measuring: {text}")))
         return fidelity_summary(rep, [name for name, _ in held_out])

@@ -43,7 +43,8 @@ def pass_times(pair: ModelPair) -> PassTimes:
         ids = pair.tokenizer.encode(DEFAULTS.prompt)[-max(1, pair.context_length // 2):]
         bar = st.progress(0.0, text="Timing this machine's passes (once per server process)…")
         store[key] = pass_costs.calibrate(
-            pair.target, pair.drafts, ids, repeats=CALIBRATION_REPEATS, pacing=admission.pacing(
+            pair.target, pair.drafts, pass_costs.CALIBRATION.for_prompt(ids), repeats=CALIBRATION_REPEATS,
+            pacing=admission.pacing(
                 "timing this machine's passes",
                 lambda f, text: bar.progress(min(f, 1.0), text=f"Timing this machine's passes: {text}")))
         bar.empty()

@@ -8,7 +8,7 @@ A result is stored per session (st.session_state), or with `shared=True` once fo
 process, for figures about this machine and these models that every student would measure alike.
 
     out = demo.run("Run the shoot-out", key="im_run", state="im_result", signature=signature,
-                   work=lambda progress: {"out": race.drafter_shootout(..., progress=progress)},
+                   work=lambda progress: {"out": race.drafter_shootout(..., pacing=Pacing(progress=progress))},
                    what="your shoot-out", failure="Could not run")
     stored = demo.latest("im_result", signature, stale="note", again="Run the shoot-out")
 

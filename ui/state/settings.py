@@ -99,12 +99,13 @@ class Settings:
     def sampling(self) -> SamplingConfig:
         return SamplingConfig.from_controls(self.temperature, self.top_k, self.top_p)
 
-    def request(self, prompt_ids, max_new_tokens: int | None = None,
+    def request(self, prompt_ids=(), max_new_tokens: int | None = None,
                 eos_token_id: int | str | None = None) -> GenerationRequest:
         """What these settings ask the core for, about `prompt_ids`: one frozen, hashable object (so a page
-        can cache on it). `max_new_tokens` overrides the sidebar's (a chapter's own shorter run); eos stops
-        nothing unless given, as every measured figure counts max_new_tokens tokens; the seed is the
-        `effective_seed` (greedy requests share one)."""
+        can cache on it; without a prompt, the template of an analysis that runs many prompts).
+        `max_new_tokens` overrides the sidebar's (a chapter's own shorter run); eos stops nothing unless
+        given, as every measured figure counts max_new_tokens tokens; the seed is the `effective_seed`
+        (greedy requests share one)."""
         return GenerationRequest(prompt_ids, self.max_new_tokens if max_new_tokens is None else max_new_tokens,
                                  self.sampling, self.effective_seed, eos_token_id)
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import torch
 
 from ...analysis.batching import BATCH_SIZES, measure_regime, progress_printer, summary
+from ...analysis.stats import Pacing
 from ...pairs import load_pair
+from ...request import GenerationRequest
 from ...sampling import GREEDY, SamplingConfig
 
 
@@ -64,9 +66,10 @@ def main(argv=None) -> int:
     pair = load_pair("shakespeare")
     sampling = GREEDY if args.temperature == 0 else SamplingConfig(args.temperature)
     try:
-        regime = measure_regime(pair.target, pair.draft, pair.tokenizer, [int(x) for x in args.sizes.split(",")],
-                                args.tokens, args.reps, sampling, progress=progress_printer(print),
-                                fixed_gamma=args.fixed_gamma or None)
+        regime = measure_regime(pair.target, pair.draft, pair.tokenizer,
+                                GenerationRequest(max_new_tokens=args.tokens, sampling=sampling, seed=0),
+                                [int(x) for x in args.sizes.split(",")], repeats=args.reps,
+                                fixed_gamma=args.fixed_gamma or None, pacing=Pacing(progress=progress_printer(print)))
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

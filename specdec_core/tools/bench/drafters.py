@@ -17,7 +17,9 @@ from pathlib import Path
 import torch
 
 from ...analysis.self_draft import compare_drafters, policy_comparison, tree_comparison
+from ...analysis.stats import Pacing
 from ...pairs import load_pair
+from ...request import GenerationRequest
 from ...sampling import GREEDY, SamplingConfig
 from .plan import load_prompts
 
@@ -79,11 +81,13 @@ def main(argv=None) -> int:
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "tokens": args.tokens,
               "gamma": args.gamma, "prompts": len(prompts), "machine": f"{torch.get_num_threads()} torch thread(s), cpu",
               "compare": {}}
+    greedy = GenerationRequest(max_new_tokens=args.tokens, sampling=GREEDY, seed=0)  # the trees and the policy stop
     for t in (float(x) for x in args.temperatures.split(",")):
         sampling = GREEDY if t == 0 else SamplingConfig(t)
         print(f"T={t:g}", flush=True)
-        res = compare_drafters(pair.target, drafters, prompts, args.gamma, args.tokens, sampling, repeats=args.reps,
-                               progress=lambda f, text: print(f"  {text}", flush=True))
+        request = GenerationRequest(max_new_tokens=args.tokens, sampling=sampling, seed=0)
+        res = compare_drafters(pair.target, drafters, prompts, request, gamma=args.gamma, repeats=args.reps,
+                               pacing=Pacing(progress=lambda f, text: print(f"  {text}", flush=True)))
         report["compare"][f"T={t:g}"] = [
             {**{k: v for k, v in r.items() if k not in ("measured", "rounds", "calibration")},
              "low": r["measured"].low, "high": r["measured"].high,
@@ -93,15 +97,15 @@ def main(argv=None) -> int:
         report["trees"] = []
         for nodes in TREE_NODES:
             print(f"trees of {nodes} nodes", flush=True)
-            t = tree_comparison(pair.target, eagle, prompts, nodes, TREE_DEPTH, args.tokens, GREEDY)
+            t = tree_comparison(pair.target, eagle, prompts, greedy, nodes, TREE_DEPTH)
             t["static"] = {",".join(map(str, k)): v for k, v in t["static"].items()}
             t["best_static"] = ",".join(map(str, t["best_static"]))
             report["trees"].append(t)
     if not args.no_policy:
         print("confidence stop against fixed gamma", flush=True)
         lo, _, hi = args.policy_gammas.partition("-")
-        p = policy_comparison(pair.target, pair.self_drafters["eagle"], prompts, range(int(lo), int(hi or lo) + 1),
-                              tuple(float(t) for t in args.thresholds.split(",")), args.tokens, GREEDY,
+        p = policy_comparison(pair.target, pair.self_drafters["eagle"], prompts, greedy,
+                              range(int(lo), int(hi or lo) + 1), tuple(float(t) for t in args.thresholds.split(",")),
                               repeats=args.reps)
         report["policy"] = {**p, "speedups": {k: m.text() for k, m in p["speedups"].items()},
                             "medians": {k: m.median for k, m in p["speedups"].items()}}

@@ -23,9 +23,11 @@ import torch
 from ...analysis.pass_costs import cost_profile
 from ...analysis.policy_compare import PLAIN, best_adaptive, calibration_rounds, compare_policies, summary
 from ...analysis.round_stats import calibration, modelled_speedup, oracle_speedup
+from ...analysis.stats import Pacing
 from ...pairs import PAIRS, load_pair
 from ...policies import ADAPTIVE, POLICIES, Costs, with_costs
 from ...policy_record import write_choice
+from ...request import GenerationRequest
 from ...sampling import GREEDY, SamplingConfig
 from .plan import load_prompts
 
@@ -41,12 +43,13 @@ def _gammas(text: str) -> list[int]:
 def one_setting(pair, drafter, prompts, sampling, gammas, reps, tokens, costs, log) -> dict:
     contestants = {f"fixed gamma={g}": g for g in gammas}
     contestants.update({name: with_costs(POLICIES[name](), costs) for name in ADAPTIVE})
-    results = compare_policies(pair.target, drafter, prompts, contestants, tokens, sampling, seed=0,
-                               repeats=reps, progress=lambda f, text: log(f"  {f:4.0%} {text}") if f in (0.5, 1.0) else None)
+    request = GenerationRequest(max_new_tokens=tokens, sampling=sampling, seed=0)
+    results = compare_policies(pair.target, drafter, prompts, contestants, request, repeats=reps, pacing=Pacing(
+        progress=lambda f, text: log(f"  {f:4.0%} {text}") if f in (0.5, 1.0) else None))
     rows = summary(results, costs)
     fixed = [r for r in rows if r["policy"].startswith("fixed")]
     best = max(fixed, key=lambda r: r["speedup"])
-    long_rounds = calibration_rounds(pair.target, drafter, prompts, ORACLE_GAMMA, tokens, sampling)
+    long_rounds = calibration_rounds(pair.target, drafter, prompts, ORACLE_GAMMA, request)
     best_model = max(fixed, key=lambda r: r["modelled_speedup"])
     oracle = {"oracle_modelled_speedup": oracle_speedup(long_rounds, costs),
               "best_fixed_modelled_speedup": best_model["modelled_speedup"],

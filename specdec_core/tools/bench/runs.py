@@ -13,6 +13,8 @@ import torch
 from ...analysis.pass_costs import PassTimes, cost_profile, pass_seconds
 from ...costs import Costs
 from ...drafters import ModelDrafter, NgramDrafter
+from ...forwards import with_forward
+from ...request import GenerationRequest
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY
 from ...tree import tree_generate
@@ -117,17 +119,17 @@ def _hf_run(pair, cfg: Config, ids: list[int], n: int) -> dict:
 
 def _our_run(pair, cfg: Config, ids: list[int], n: int, seed: int) -> dict:
     sampling = GREEDY if cfg.decoding == "greedy" else SAMPLING
+    request = GenerationRequest(ids, n, sampling, seed).fixed_length()
+    target, draft = with_forward(pair.target, cfg.forward), with_forward(pair.draft, cfg.forward)
     start = time.perf_counter()
     if cfg.method == "plain":
-        res = autoregressive_generate(pair.target, ids, n, sampling, seed=seed, eos_token_id=None, forward=cfg.forward)
+        res = autoregressive_generate(target, request)
     elif cfg.method == "tree":
-        res = tree_generate(pair.target, ModelDrafter(pair.draft, forward=cfg.forward), ids, shape=cfg.shape,
-                            max_new_tokens=n, sampling=sampling, seed=seed, node_budget=cfg.node_budget or None,
-                            eos_token_id=None, trace=cfg.trace, forward=cfg.forward)
+        res = tree_generate(target, ModelDrafter(draft), request, shape=cfg.shape, node_budget=cfg.node_budget or None,
+                            trace=cfg.trace)
     else:
-        drafter = ModelDrafter(pair.draft, forward=cfg.forward) if cfg.drafter == "model" else NgramDrafter()
-        res = speculative_generate(pair.target, drafter, ids, gamma=cfg.gamma, max_new_tokens=n, sampling=sampling,
-                                   seed=seed, eos_token_id=None, trace=cfg.trace, forward=cfg.forward)
+        drafter = ModelDrafter(draft) if cfg.drafter == "model" else NgramDrafter()
+        res = speculative_generate(target, drafter, request, gamma=cfg.gamma, trace=cfg.trace)
     seconds = time.perf_counter() - start
     # Judged drafts: the accepted ones plus the one rejected (a round stops at its first rejection).
     # accepted / judged is the per-draft acceptance rate alpha of the theory's i.i.d. model.
@@ -212,8 +214,8 @@ def measure_pair(pair, s: Settings, log=print) -> dict:
 
 def _cost_profile(pair, s: Settings, forward: str, context: int = 64):
     ks = sorted(set(range(1, max(s.gammas) + 2)) | {c.nodes + 1 for c in configs(s) if c.method == "tree"})
-    return cost_profile(pair.target, pair.draft, ks=ks, context=context,
-                        repeats=15 if s.quick else 30, forward=forward)
+    return cost_profile(with_forward(pair.target, forward), with_forward(pair.draft, forward), ks=ks, context=context,
+                        repeats=15 if s.quick else 30)
 
 
 def trace_overhead(pair, prompts, ids, gamma: int, s: Settings, memory, log) -> dict:
@@ -244,8 +246,8 @@ def profile_text(pair, result: dict, s: Settings, top: int = 30) -> str:
     prof = cProfile.Profile()
     prof.enable()
     for x in ids:
-        speculative_generate(pair.target, pair.draft, x, gamma=result["best_gamma"], max_new_tokens=s.max_new_tokens,
-                             sampling=GREEDY, eos_token_id=None)
+        speculative_generate(pair.target, pair.draft, GenerationRequest(x, s.max_new_tokens, GREEDY).fixed_length(),
+                             gamma=result["best_gamma"])
     prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
