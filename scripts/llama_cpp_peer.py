@@ -1,6 +1,7 @@
 """llama.cpp as a benchmark peer: the bundled pair in llama.cpp and in our core, side by side.
 
     python scripts/llama_cpp_peer.py [--reps 3] [--gammas 4,5,6] [--tokens 64] [--work /tmp/llama-peer]
+    python scripts/llama_cpp_peer.py --v-gamma 1-8 [--reps 5]   (v(gamma) of both engines' target passes)
 
 What a CPU user would try instead of us, built and run as they would:
   1. llama.cpp from the source distribution of `llama-cpp-python` on PyPI (it vendors llama.cpp with
@@ -33,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SDIST = "llama-cpp-python==0.3.36"  # pinned: its vendored llama.cpp is the one these flags were checked on
-TARGETS = ("llama-completion", "llama-speculative")
+TARGETS = ("llama-completion", "llama-speculative", "llama-bench")
 MODELS = ROOT / "assets" / "models"
 
 
@@ -190,6 +191,36 @@ def llama_speculative(bin_dir: Path, target: Path, draft: Path, prompt: str, tok
     return (out.split(prompt, 1)[-1] if prompt in out else out), perf
 
 
+def llama_pass_ms(bin_dir: Path, model: Path, ks, depth: int, reps: int) -> dict[int, float]:
+    """llama.cpp's pass over k new tokens after `depth` cached ones, for each k: llama-bench's prompt
+    test of k tokens (one llama_decode of a batch of k) at that depth, one thread; mean ms of `reps`."""
+    out = subprocess.run([str(bin_dir / "llama-bench"), "-m", str(model), "-p", ",".join(str(k) for k in ks), "-n", "0",
+                          "-d", str(depth), "-t", "1", "-r", str(reps), "-o", "json"],
+                         capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout
+    return {int(row["n_prompt"]): row["avg_ns"] / 1e6 for row in json.loads(out)}
+
+
+def verify_costs(bin_dir: Path, gguf: dict, target, ks, reps: int, depth: int = 64) -> int:
+    """v(gamma) = a pass over gamma + 1 positions / a pass over 1, after `depth` cached tokens: llama.cpp's
+    f32 and f16 targets (llama-bench) beside ours (pass_costs.pass_sweep), alternating engine by engine."""
+    from specdec_core.analysis.pass_costs import pass_sweep
+    sizes = sorted({1, *(g + 1 for g in ks)})
+    ms = {"llama.cpp f32": [], "llama.cpp f16": [], "ours fp32": []}
+    for _ in range(reps):
+        for t in ("f32", "f16"):
+            ms[f"llama.cpp {t}"].append(llama_pass_ms(bin_dir, gguf[("target", t)], sizes, depth, 3))
+        ms["ours fp32"].append({k: 1e3 * m.median for k, m in pass_sweep(target, sizes, depth, repeats=3).items()})
+    print(f"one target pass over gamma + 1 positions after {depth} cached tokens, one thread, {reps} rounds of "
+          "each engine in turn; ms of a one-token pass, then v(gamma), medians over the rounds")
+    print("| engine | one-token pass | " + " | ".join(f"v({g})" for g in ks) + " |")
+    print("|---|---|" + "---|" * len(list(ks)))
+    for name, runs in ms.items():
+        one = statistics.median(r[1] for r in runs)
+        v = [statistics.median(r[g + 1] / r[1] for r in runs) for g in ks]
+        print(f"| {name} | {one:.2f} ms | " + " | ".join(f"{x:.2f}" for x in v) + " |")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=3)
@@ -199,6 +230,7 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "llama-peer")
     ap.add_argument("--jobs", type=int, default=1, help="parallel compile jobs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: v(gamma) of both engines' target passes instead")
     args = ap.parse_args()
     lacking = missing_tools()
     if lacking:
@@ -222,6 +254,9 @@ def main() -> int:
     prompts = prompts[:args.prompts] if args.prompts else prompts
     gammas = [int(g) for g in args.gammas.split(",")]
     n = args.tokens
+    if args.v_gamma:
+        lo, hi = (int(x) for x in args.v_gamma.split("-"))
+        return verify_costs(bin_dir, gguf, pairs["fp32"].target, range(lo, hi + 1), args.reps)
 
     def ours(prec: str, gamma: int | None, ids: list[int]) -> tuple[list[int], float]:
         pair, request = pairs[prec], GenerationRequest(ids, n, GREEDY).fixed_length()
@@ -229,7 +264,7 @@ def main() -> int:
         if gamma is None:
             res = autoregressive_generate(pair.target, request)
         else:
-            res = speculative_generate(pair.target, ModelDrafter(pair.draft), request, gamma=gamma)
+            res = speculative_generate(pair.target, ModelDrafter(pair.draft), request, gamma=gamma, trace=False)
         return res.tokens, 1e3 * (time.perf_counter() - start)
 
     contestants = {}  # name -> callable(prompt dict) -> (text or tokens, ms, extra)

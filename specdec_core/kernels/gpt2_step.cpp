@@ -117,10 +117,15 @@ void layer_norm(const float* x, const float* w, const float* b, int64_t n, doubl
 }
 
 // logits = head h for one row h (E): four rows of the head at a time, so the sums' latency overlaps.
+// `backward` walks the groups of rows from the end: steps alternate directions, so the rows one step
+// read last, still in the core's own cache, are the next step's first (the head alone is about the
+// size of that cache; read the same way round every step, each step would find none of it there).
+// Every row's sum is the same either way.
 template <typename Acc>
-void head_logits(const float* h, const float* head_w, int64_t V, int64_t E, float* y) {
-  int64_t v = 0;
-  for (; v + 4 <= V; v += 4) {
+void head_logits(const float* h, const float* head_w, int64_t V, int64_t E, float* y, bool backward) {
+  const int64_t groups = V / 4;
+  for (int64_t n = 0; n < groups; ++n) {
+    const int64_t v = 4 * (backward ? groups - 1 - n : n);
     const float *w0 = head_w + v * E, *w1 = w0 + E, *w2 = w1 + E, *w3 = w2 + E;
     Acc s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 #pragma omp simd reduction(+ : s0, s1, s2, s3)
@@ -134,7 +139,7 @@ void head_logits(const float* h, const float* head_w, int64_t V, int64_t E, floa
     y[v] = static_cast<float>(s0), y[v + 1] = static_cast<float>(s1);
     y[v + 2] = static_cast<float>(s2), y[v + 3] = static_cast<float>(s3);
   }
-  for (; v < V; ++v) y[v] = static_cast<float>(dot<Acc>(h, head_w + v * E, E));
+  for (int64_t v = 4 * groups; v < V; ++v) y[v] = static_cast<float>(dot<Acc>(h, head_w + v * E, E));
 }
 
 template <typename Acc, typename HeadAcc>
@@ -144,7 +149,8 @@ at::Tensor small_step(int64_t token, int64_t past, const at::Tensor& wte, const 
                       double eps, double gelu_c) {
   check_slot(token, past, wte, wpe, caches);
   const int64_t E = wte.size(1), V = lm_head.size(0), D = E / n_head, slots = past + 1;
-  std::vector<float> x(E), h(E), att(E), f(4 * E);
+  std::vector<float> x(E), h(E), att(E), f(4 * E), t(4 * E);
+  at::Tensor tanh_in = at::from_blob(t.data(), {4 * E}, wte.options());  // t, seen by ATen
   std::vector<Acc> acc(4 * E);
   std::vector<double> p(slots), o(D);
   const float* te = wte.data_ptr<float>() + token * E;
@@ -178,17 +184,20 @@ at::Tensor small_step(int64_t token, int64_t past, const at::Tensor& wte, const 
     for (int64_t i = 0; i < E; ++i) x[i] += h[i];
     layer_norm(x.data(), w[6], w[7], E, eps, h.data());
     affine(h.data(), w[8], w[9], E, 4 * E, f.data(), acc.data());
-    for (int64_t i = 0; i < 4 * E; ++i) {  // gelu_new
+    // gelu_new, its tanh ATen's (vectorised, within an ulp) instead of one libm call per unit
+    for (int64_t i = 0; i < 4 * E; ++i) {
       const double u = f[i];
-      f[i] = static_cast<float>(0.5 * u * (1.0 + std::tanh(gelu_c * (u + 0.044715 * u * u * u))));
+      t[i] = static_cast<float>(gelu_c * (u + 0.044715 * u * u * u));
     }
+    at::tanh_(tanh_in);
+    for (int64_t i = 0; i < 4 * E; ++i) f[i] = static_cast<float>(0.5 * f[i] * (1.0 + t[i]));
     affine(f.data(), w[10], w[11], 4 * E, E, h.data(), acc.data());
     for (int64_t i = 0; i < E; ++i) x[i] += h[i];
   }
   layer_norm(x.data(), lnf_w.data_ptr<float>(), lnf_b.data_ptr<float>(), E, eps, h.data());
   at::Tensor logits = at::empty({1, V}, wte.options());
   float* y = logits.data_ptr<float>();
-  head_logits<HeadAcc>(h.data(), lm_head.data_ptr<float>(), V, E, y);
+  head_logits<HeadAcc>(h.data(), lm_head.data_ptr<float>(), V, E, y, past % 2 == 1);
   return logits;
 }
 
