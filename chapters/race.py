@@ -8,7 +8,7 @@ import streamlit as st
 
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui.sections import race_simulated, race_sweep
+from ui.sections import race_peer, race_simulated, race_sweep
 from ui.server import measure, models
 from ui.state import demo, settings
 from ui.widgets import chips, layout
@@ -146,3 +146,5 @@ with layout.deeper("the same race simulated, on ideal hardware and on this machi
     race_simulated.show(pair, s, profile, LANE_COLORS)
 with layout.deeper("a γ sweep, measured speedup against the formula"):
     race_sweep.show(pair, s, ids, signature, LANE_COLORS)
+with layout.deeper("the same pair in llama.cpp (recorded)"):
+    race_peer.show()

@@ -92,6 +92,22 @@ def table(summary: dict[str, tuple[float, float, float]], rows: list[tuple[str, 
     return "\n".join(out)
 
 
+def record(summary, rows, tokens: int, prompts: int, reps: int, texts_equal: dict, runs: int) -> dict:
+    """The table as data, with when, where and how it was measured (what the race chapter shows)."""
+    import platform
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    out = []
+    for label, name, base in rows:
+        if name in summary:
+            med, lo, hi = summary[name]
+            out.append({"contestant": label, "ms": round(med, 1), "low": round(lo, 1), "high": round(hi, 1),
+                        "speedup_over_own_plain": round(summary[base][0] / med, 3) if base in summary else 1.0,
+                        "texts_equal_to_ours": f"{texts_equal[name]} of {runs}"})
+    return {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": cpu, "threads": 1, "tokens": tokens,
+            "prompts": prompts, "repetitions": reps, "llama_cpp": SDIST, "rows": out}
+
+
 # ---------------------------------------------------------------- build and convert
 
 def missing_tools() -> list[str]:
@@ -231,6 +247,9 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1, help="parallel compile jobs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: v(gamma) of both engines' target passes instead")
+    ap.add_argument("--save", type=Path, default=None,
+                    help="also write the table as JSON (default: result.json under --work); the race chapter shows "
+                         "assets/llama_cpp_peer.json")
     args = ap.parse_args()
     lacking = missing_tools()
     if lacking:
@@ -327,6 +346,8 @@ def main() -> int:
     for name in contestants:
         acc = f"{statistics.median(accept[name]):.2f}" if accept[name] else ""
         print(f"| {name} | {texts_equal[name]} of {runs} | {acc} |")
+    save = args.save or args.work / "result.json"
+    save.write_text(json.dumps(record(summary, rows, n, len(prompts), args.reps, texts_equal, runs), indent=1) + "\n")
     best = lambda prefix: min((v[0], k) for k, v in summary.items() if k.startswith(prefix) and "plain" not in k)
     for ours_tag, peer_tag in (("ours fp32", "llama.cpp f32"), ("ours bf16", "llama.cpp f16")):
         o, p = best(ours_tag), best(peer_tag)

@@ -61,3 +61,17 @@ def test_race_gamma_sweep_draws_measured_points_over_the_formula():
     alpha = sweep["alpha"]  # the formula uses the α the sweep measured, and one c for every γ
     c = theory.expected_tokens(alpha, 1) / ideal["y"][0] - 1
     assert ideal["y"] == pytest.approx([theory.speedup(alpha, g, c, 1.0) for g in range(1, 9)], rel=1e-9)
+
+
+def test_the_recorded_llama_cpp_table_is_shown_as_recorded():
+    """The one figure not measured live says so, with when and where; every recorded row is shown."""
+    from ui.content import peer
+    saved = peer.recorded()
+    assert saved is not None, "assets/llama_cpp_peer.json: run scripts/llama_cpp_peer.py --save assets/llama_cpp_peer.json"
+    at = page("chapters/race.py", max_new=8, temp=0)
+    assert not at.exception
+    fold = next(e for e in at.expander if "llama.cpp" in e.label)
+    text = " ".join(m.value for m in fold.markdown)
+    assert "Recorded, not live" in text and saved["when"] in text and saved["cpu"] in text
+    table = fold.dataframe[0].value
+    assert list(table["engine, precision, decoding"]) == [r["contestant"] for r in saved["rows"]]

@@ -55,3 +55,13 @@ def test_table_gives_speedups_over_each_engines_own_plain():
     assert len(lines) == 4  # header, rule, two rows: y has no figures and no row
     assert lines[2] == "| x, plain | 100 (90–110) | 1 (baseline) |"
     assert lines[3] == "| x, K = 5 | 50 (45–60) | 2.00× |"
+
+
+def test_the_saved_record_holds_the_table_rows_and_where_they_were_measured():
+    summary = {"x plain": (100.0, 90.0, 110.0), "x K=5": (50.0, 45.0, 60.0)}
+    rows = [("x, plain", "x plain", None), ("x, K = 5", "x K=5", "x plain"), ("y, plain", "y plain", None)]
+    saved = peer.record(summary, rows, 64, 8, 5, {"x plain": 40, "x K=5": 39}, 40)
+    assert [r["contestant"] for r in saved["rows"]] == ["x, plain", "x, K = 5"]
+    assert saved["rows"][1]["speedup_over_own_plain"] == 2.0 and saved["rows"][0]["speedup_over_own_plain"] == 1.0
+    assert saved["rows"][1]["texts_equal_to_ours"] == "39 of 40"
+    assert saved["tokens"] == 64 and saved["cpu"] and saved["when"]
