@@ -4,15 +4,15 @@ Why: a one-token pass of the bundled draft (1 layer, d = 128) was mostly the cos
 small ops from Python and of MKL's setup for products of one row, not arithmetic (docs/benchmarks.md,
 "One draft step against one target pass"). Every draft step and every plain-decoding pass is one.
 
-Three kernels (`compiled_passes` gives a pass its own):
-- exact_step: the Python one-token step's ATen ops called from C++, in its order, so the same bits as
-  transformers'. Every model the lean pass runs, unless it is small.
+Two kernels (`compiled_passes` gives a pass its own):
+- exact_pass: the Python pass's ATen ops called from C++, in its order, so the same bits as
+  transformers': every pass over k tokens (a verify pass, a prefill), and the one-token passes of
+  every model the lean pass runs, unless it is small.
 - small_step: plain loops the compiler vectorises, for a model of width at most SMALL_WIDTH (the
   bundled draft), whose products are too small for MKL's setup to pay. Its sums run in another order,
   so its logits are within 1e-5 of transformers', not the same bits (tests/core/test_step_kernel.py).
   A drafter's logits only shape its guesses, and a plain run of such a model changes no greedy output
   on the held-out prompts. forward="exact" keeps a small model on the exact kernel.
-- exact_pass: the Python pass over k tokens (a verify pass, a prefill) from C++, the same bits.
 
 torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
 once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.kernels`),
@@ -81,7 +81,7 @@ def _build() -> dict:
         from torch.utils.cpp_extension import load as build_and_load
         module = build_and_load(module_name(), [str(SOURCE)], extra_cflags=FLAGS, verbose=False)
     except Exception as exc:  # no compiler, no ninja, a failed build: the Python step still works
-        why = f"the compiled one-token step could not be built ({type(exc).__name__}: {str(exc)[:300]}); " \
+        why = f"the compiled passes could not be built ({type(exc).__name__}: {str(exc)[:300]}); " \
               "the passes run the Python step"
         log.warning(why)
         return {"reason": why}
@@ -105,8 +105,7 @@ class CompiledPasses:
         if self.small:
             return self.compiled.small_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.cache, p.n_head,
                                             *p.ln_f, p.lm_head, p.eps, GELU_C)
-        return self.compiled.exact_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
-                                        *p.ln_f, p.lm_head, p.eps, GELU_C)
+        return self.many([token], past, 1, p.wte)  # k = 1: no mask is read
 
     def many(self, tokens: list[int], past: int, keep: int, causal: torch.Tensor) -> torch.Tensor:
         """Logits (keep, V) of the last `keep` of k tokens after `past` cached slots (a verify pass, a

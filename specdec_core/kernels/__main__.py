@@ -1,4 +1,4 @@
-"""Build the compiled one-token step now (make does, before the app or the tests start), and say so.
+"""Build the compiled passes now (make does, before the app or the tests start), and say so.
 
     python -m specdec_core.kernels
 """
@@ -10,6 +10,6 @@ from . import load, module_name, reason
 start = time.perf_counter()
 module = load()
 if module is None:
-    print(f"compiled one-token step: none ({reason()})")
+    print(f"compiled passes: none ({reason()})")
     sys.exit(0)  # the Python step serves: not an error
-print(f"compiled one-token step {module_name()}: ready in {time.perf_counter() - start:.1f} s")
+print(f"compiled passes {module_name()}: ready in {time.perf_counter() - start:.1f} s")

@@ -1,7 +1,7 @@
-// One GPT-2 position after `past` cached slots, two ways (specdec_core/kernels/__init__.py says when each runs).
+// GPT-2 passes over one row, two ways (specdec_core/kernels/__init__.py says when each runs).
 //
-// exact_step: the ATen ops of passes.GPT2Pass._step, in its order, called from C++: the same kernels on the
-//   same values, so the logits are bit for bit the Python step's (and transformers'); what goes is the
+// exact_pass: the ATen ops of passes.GPT2Pass's pass, in its order, called from C++: the same kernels on the
+//   same values, so the logits are bit for bit the Python pass's (and transformers'); what goes is the
 //   Python between the ops.
 // small_step: plain loops the compiler vectorises, for a model so small that the ops' own setup is most of
 //   a pass (the bundled 1-layer d=128 draft: MKL's small matrix products cost 15 us each). The sums run
@@ -27,34 +27,10 @@ void check_slot(int64_t token, int64_t past, const at::Tensor& wte, const at::Te
 using Tensors = std::vector<at::Tensor>;
 constexpr int kPerBlock = 12;  // ln_1 w, b, c_attn w, b, c_proj w, b, ln_2 w, b, c_fc w, b, mlp c_proj w, b
 
-at::Tensor exact_step(int64_t token, int64_t past, const at::Tensor& wte, const at::Tensor& wpe,
-                      const Tensors& blocks, const std::vector<double>& scales, const Tensors& heads,
-                      const Tensors& caches, const at::Tensor& lnf_w, const at::Tensor& lnf_b,
-                      const at::Tensor& lm_head, double eps, double gelu_c) {
-  check_slot(token, past, wte, wpe, caches);
-  at::InferenceMode guard;
-  const int64_t E = wte.size(1);
-  const std::vector<int64_t> shape{E};
-  at::Tensor x = at::add(wte.narrow(0, token, 1), wpe.narrow(0, past, 1));
-  for (size_t l = 0; l < scales.size(); ++l) {
-    const at::Tensor* b = &blocks[l * kPerBlock];
-    at::Tensor row = caches[l].narrow(0, past, 1);
-    at::addmm_out(row, b[3], at::layer_norm(x, shape, b[0], b[1], eps), b[2]);
-    const at::Tensor& h = heads[l];  // the cache as (3, 1, H, capacity, D)
-    at::Tensor att = at::scaled_dot_product_attention(h.select(0, 0).narrow(2, past, 1), h.select(0, 1).narrow(2, 0, past + 1),
-                                                      h.select(0, 2).narrow(2, 0, past + 1), {}, 0.0, false, scales[l]);
-    x = at::addmm(b[5], att.reshape({1, E}), b[4]).add_(x);
-    at::Tensor f = at::addmm(b[9], at::layer_norm(x, shape, b[6], b[7], eps), b[8]);
-    at::Tensor t = at::pow(f, 3.0).mul_(0.044715).add_(f).mul_(gelu_c).tanh_().add_(1.0);  // gelu_new
-    f.mul_(0.5).mul_(t);
-    x = at::addmm(b[11], f, b[10]).add_(x);
-  }
-  return at::linear(at::layer_norm(x, shape, lnf_w, lnf_b, eps), lm_head);
-}
-
 // The pass over k new tokens after `past` cached slots, the logits of the last `keep`: the ATen ops of
 // passes.GPT2Pass._one_row for one row of tokens (mask: none when k = 1, causal when nothing is cached,
-// else the boolean (k, past + k) slice of the lower triangle), so the same bits. A verify pass is one.
+// else the boolean (k, past + k) slice of the lower triangle), so the same bits. A verify pass, a
+// prefill, and (k = 1) a one-token pass of every model but a small one.
 at::Tensor exact_pass(const std::vector<int64_t>& tokens, int64_t past, int64_t keep, const at::Tensor& wte,
                       const at::Tensor& wpe, const Tensors& blocks, const std::vector<double>& scales,
                       const Tensors& heads, const Tensors& caches, const at::Tensor& causal,
@@ -205,8 +181,6 @@ at::Tensor small_step(int64_t token, int64_t past, const at::Tensor& wte, const 
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // Both run without the GIL: the arguments are converted before, the result after.
-  m.def("exact_step", &exact_step, "one GPT-2 position: the Python step's ATen ops, bit for bit",
-        py::call_guard<py::gil_scoped_release>());
   m.def("exact_pass", &exact_pass, "k GPT-2 positions: the Python pass's ATen ops, bit for bit",
         py::call_guard<py::gil_scoped_release>());
   // fp64 sums in the blocks, fp32 in the head: the head is two thirds of the bundled draft's bytes, and
