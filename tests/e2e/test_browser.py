@@ -241,7 +241,8 @@ def test_round_by_round_by_keyboard_alone(server, browser):
     page = context.new_page()
     try:
         page.goto(f"{server}/round_by_round", wait_until="domcontentloaded")
-        page.wait_for_selector(".st-key-rr_next button", timeout=SCRIPT_TIMEOUT_MS)
+        for key in ("rr_next", "rr_round"):  # both drawn: the step-through's buttons come in one fragment, not at once
+            page.wait_for_selector(f".st-key-{key} button", timeout=SCRIPT_TIMEOUT_MS)
         wait_idle(page)
         controls = page.eval_on_selector_all('[data-testid="stMain"] [class*="st-key-rr_"] button',
                                              "bs => bs.map(b => b.closest('[class*=\"st-key-\"]').className.match(/st-key-(\\S+)/)[1])")

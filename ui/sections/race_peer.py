@@ -22,4 +22,5 @@ def show() -> None:
                           "fastest–slowest prompt": f"{r['low']:.0f}–{r['high']:.0f}",
                           "speedup over its own plain": f"{r['speedup_over_own_plain']:.2f}×",
                           "same text as ours": r["texts_equal_to_ours"]} for r in saved["rows"]])
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(rows, hide_index=True, width="stretch",
+                 column_config={"ms (median)": st.column_config.NumberColumn(format="%.0f")})
