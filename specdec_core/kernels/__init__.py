@@ -120,7 +120,7 @@ def compiled_passes(gpt2_pass, exact: bool) -> CompiledPasses | None:
     narrow model unless `exact`), or None where they cannot serve (not built, not on the CPU, not
     float32 or not contiguous)."""
     p = gpt2_pass
-    weights = [p.wte, p.wpe, p.lm_head, *p.ln_f] + [t for block in p.blocks for t in block if hasattr(t, "dtype")]
+    weights = [p.wte, p.wpe, p.lm_head, *p.ln_f] + [t for block in p.blocks for t in block if isinstance(t, torch.Tensor)]
     if not all(t.device.type == "cpu" and t.dtype == torch.float32 and t.is_contiguous() for t in weights):
         return None
     compiled = load()
