@@ -29,7 +29,7 @@ def main() -> None:
         original = originals[cls, name]
 
         def model(*args, **kwargs):
-            stack = traceback.extract_stack()[:-1]  # the wrapper's own frame left out
+            stack = [f for f in traceback.extract_stack() if f.filename != __file__]  # this script's wrappers left out
             if not seen or len(stack) > len(seen[0][0]):
                 seen[:] = [(stack, f"{cls.__name__}.{name}", cls.__module__)]
             return original(*args, **kwargs)

@@ -182,7 +182,11 @@ class GPT2Pass:
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
-        if k == 1 and keep == 1 and not hidden:
+        if k == 1 and keep == 1 and not hidden:  # a draft step, a plain-decoding pass
+            if not 0 <= tokens[0] < self.wte.shape[0]:
+                raise IndexError(f"token {tokens[0]} is outside the vocabulary of {self.wte.shape[0]}")
+            if self._compiled is not None:  # compiled where built (specdec_core/kernels)
+                return self._compiled.step(tokens[0], past)
             return self._step(tokens[0], past)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
         if self._causal is None:  # k > 1 here
@@ -202,10 +206,6 @@ class GPT2Pass:
         attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
         1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so where it is
         built the compiled step runs instead (specdec_core/kernels)."""
-        if not 0 <= token < self.wte.shape[0]:
-            raise IndexError(f"token {token} is outside the vocabulary of {self.wte.shape[0]}")
-        if self._compiled is not None:
-            return self._compiled.step(token, past)
         E, end = self.embed_dim, past + 1
         shape, eps = (E,), self.eps
         x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)

@@ -105,7 +105,8 @@ class CompiledPasses:
         if self.small:
             return self.compiled.small_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.cache, p.n_head,
                                             *p.ln_f, p.lm_head, p.eps, GELU_C)
-        return self.many([token], past, 1, p.wte)  # k = 1: no mask is read
+        return self.compiled.exact_pass([token], past, 1, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
+                                        p.wte, *p.ln_f, p.lm_head, p.eps, GELU_C)  # k = 1 reads no mask
 
     def many(self, tokens: list[int], past: int, keep: int, causal: torch.Tensor) -> torch.Tensor:
         """Logits (keep, V) of the last `keep` of k tokens after `past` cached slots (a verify pass, a
