@@ -204,8 +204,8 @@ class GPT2Pass:
         (no mask, not causal), in the same order and so bit for bit the same, without what one
         position does not need: no id tensor (its embedding row is a slice), no attention closure, and
         attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
-        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so where it is
-        built the compiled step runs instead (specdec_core/kernels)."""
+        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so `__call__`
+        sends a one-token pass to the compiled step where it is built (specdec_core/kernels)."""
         E, end = self.embed_dim, past + 1
         shape, eps = (E,), self.eps
         x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)

@@ -17,8 +17,8 @@ Two kernels (`compiled_passes` gives a pass its own):
 torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
 once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.kernels`),
 so no visitor waits for it. Where it cannot be built (no compiler), `load` says why once and returns
-None, and the passes run the Python step. SPECDEC_KERNELS=off never loads it (the Python step
-everywhere), for comparisons.
+None, and the passes run in Python (the same results). SPECDEC_KERNELS=off never loads it (the
+Python passes everywhere), for comparisons.
 """
 import hashlib
 import logging
@@ -67,7 +67,7 @@ def load():
 
 
 def reason() -> str | None:
-    """Why the compiled step is not in use (None when it is, or before `load` ran)."""
+    """Why the compiled passes are not in use (None when they are, or before `load` ran)."""
     return _loaded.get("reason")
 
 
@@ -80,9 +80,9 @@ def _build() -> dict:
     try:
         from torch.utils.cpp_extension import load as build_and_load
         module = build_and_load(module_name(), [str(SOURCE)], extra_cflags=FLAGS, verbose=False)
-    except Exception as exc:  # no compiler, no ninja, a failed build: the Python step still works
+    except Exception as exc:  # no compiler, no ninja, a failed build: the Python passes still work
         why = f"the compiled passes could not be built ({type(exc).__name__}: {str(exc)[:300]}); " \
-              "the passes run the Python step"
+              "the passes run in Python"
         log.warning(why)
         return {"reason": why}
     return {"module": module}
