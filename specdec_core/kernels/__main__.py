@@ -11,5 +11,5 @@ start = time.perf_counter()
 module = load()
 if module is None:
     print(f"compiled passes: none ({reason()})")
-    sys.exit(0)  # the Python step serves: not an error
+    sys.exit(0)  # the Python passes serve: not an error
 print(f"compiled passes {module_name()}: ready in {time.perf_counter() - start:.1f} s")
