@@ -10,6 +10,7 @@ the model changes (a cached model stays read-only).
 from transformers import PreTrainedModel
 
 FORWARDS = ("core", "transformers")  # the lean GPT-2 pass where the model allows it; the model's own forward
+ONE_ROW_FORWARDS = (*FORWARDS, "exact")  # lm.CachedLM's: also the lean pass with transformers' bits throughout
 
 
 class TransformersForward:
@@ -22,10 +23,10 @@ class TransformersForward:
         return getattr(self.model, name)
 
 
-def check_forward(forward: str) -> str:
-    """`forward` if it names one of FORWARDS, else ValueError."""
-    if forward not in FORWARDS:
-        raise ValueError(f"forward must be one of {FORWARDS}, got {forward!r}")
+def check_forward(forward: str, allowed: tuple[str, ...] = FORWARDS) -> str:
+    """`forward` if it names one of `allowed`, else ValueError."""
+    if forward not in allowed:
+        raise ValueError(f"forward must be one of {allowed}, got {forward!r}")
     return forward
 
 

@@ -17,7 +17,7 @@ import time
 import torch
 from transformers import PreTrainedModel
 
-from .forwards import check_forward
+from .forwards import ONE_ROW_FORWARDS, check_forward
 from .passes import GPT2Pass, TransformersPass, model_pass
 
 
@@ -29,8 +29,7 @@ class CachedLM:
         with transformers' bits: never the small compiled kernel) or "transformers" (its own forward)."""
         self.model = model
         self.device = next(model.parameters()).device
-        forward = forward if forward == "exact" else check_forward(forward)  # "exact": CachedLM's own, not a comparison
-        self._pass: GPT2Pass | TransformersPass = model_pass(model, forward=forward)
+        self._pass: GPT2Pass | TransformersPass = model_pass(model, forward=check_forward(forward, ONE_ROW_FORWARDS))
         self.length = 0  # tokens in the cache
         self.passes = 0  # forward passes made (prefill included)
         self.last_pass_s = 0.0  # wall time of the latest pass

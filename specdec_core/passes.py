@@ -189,7 +189,7 @@ class GPT2Pass:
                 return self._compiled.step(tokens[0], past)
             return self._step(tokens[0], past)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
-        if self._causal is None:  # k > 1 here
+        if self._causal is None:  # made once, at the first pass over more than one token (or one with `hidden`)
             n = self.max_positions
             self._causal = torch.ones(n, n, dtype=torch.bool, device=self.wte.device).tril()
         if self._compiled is not None and not hidden:  # the same ops from C++ (a verify pass, a prefill)

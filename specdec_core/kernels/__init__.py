@@ -98,6 +98,7 @@ class CompiledPasses:
                        for t in (*first, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b)]
         self.scales = [float(block[4]) for block in gpt2_pass.blocks]
         self.small = not exact and gpt2_pass.embed_dim <= SMALL_WIDTH
+        self.no_mask = torch.empty(0, dtype=torch.bool)  # what a one-token pass hands the exact kernel (it reads none)
 
     def step(self, token: int, past: int) -> torch.Tensor:
         """Logits (1, V) of one token after `past` cached slots: the small kernel or the exact one."""
@@ -105,8 +106,9 @@ class CompiledPasses:
         if self.small:
             return self.compiled.small_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.cache, p.n_head,
                                             *p.ln_f, p.lm_head, p.eps, GELU_C)
+        # the exact kernel called here, not through `many`: a decoding step is one Python frame shallower
         return self.compiled.exact_pass([token], past, 1, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
-                                        p.wte, *p.ln_f, p.lm_head, p.eps, GELU_C)  # k = 1 reads no mask
+                                        self.no_mask, *p.ln_f, p.lm_head, p.eps, GELU_C)
 
     def many(self, tokens: list[int], past: int, keep: int, causal: torch.Tensor) -> torch.Tensor:
         """Logits (keep, V) of the last `keep` of k tokens after `past` cached slots (a verify pass, a
