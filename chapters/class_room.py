@@ -20,6 +20,7 @@ import streamlit as st
 import classroom
 from classroom import codes
 from ui.content import class_demos
+from ui.sections import class_join
 from ui.server import admission, models
 from ui.state import demo, settings
 from ui.widgets import class_views, runs
@@ -128,10 +129,6 @@ def page_url() -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return FALLBACK_URL
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/class", "", ""))
-
-
-def join_link(code: str) -> str:
-    return f"{page_url()}?join={code}"
 
 
 def projector_link(code: str) -> str:
@@ -305,7 +302,7 @@ def class_panel(code: str, key: str) -> None:
     bank = store().bank
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
-        st.html(class_views.join_panel_html(code, join_link(code)))
+        class_join.show(code)
     with right:
         st.link_button("Open the projector view", projector_link(code), icon=":material/cast:",
                        help="A read-only page for the room's screen: code, QR code, question, count and results.")
@@ -504,7 +501,7 @@ def projector_view(code: str) -> None:
         return
     left, right = st.columns([2, 3], vertical_alignment="top", gap="large")
     with left:
-        st.html(class_views.join_panel_html(code, join_link(code), big=False))
+        class_join.show(code, big=False)
         projector_joined(code)
     with right:
         projector_live(code)

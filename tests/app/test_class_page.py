@@ -6,11 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+from streamlit import net_util
 from streamlit.testing.v1 import AppTest
 
 import classroom
 from specdec_core.analysis.stats import measured
 from ui.content import class_demos
+from ui.server import join_link
+
+LAN_IP = "192.0.2.7"  # the machine's address on the room's network, as the tests pretend it to be
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -22,6 +26,8 @@ def db(tmp_path, monkeypatch):
     """A class store of this test's own: the page opens it through SPECDEC_CLASS_DB."""
     url = f"sqlite:///{tmp_path / 'class.sqlite3'}"
     monkeypatch.setenv(classroom.ENV_VAR, url)
+    monkeypatch.delenv(join_link.PUBLIC_URL_ENV, raising=False)
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: LAN_IP)  # AppTest's browser has no address: as localhost
     store = classroom.open_store(url, bank=class_demos.bank())
     yield store
     store.close()
@@ -84,7 +90,8 @@ def test_teacher_runs_a_question_from_first_vote_to_second(db):
     bank_ids = [q.id for q in db.bank.questions if q.demo is None]
     assert db.state(code).question_ids == tuple(bank_ids)  # the class quiz, in the file's order
     page = everything(teacher)
-    assert code[:3] in page and f"?join={code}" in page and "data:image/svg+xml" in page  # code, link and QR code
+    assert code[:3] in page and "data:image/svg+xml" in page  # code and QR code
+    assert f"http://{LAN_IP}:8501/class?join={code}" in page  # the link a phone reaches, not localhost
     assert key not in page  # the key is never drawn, nor put in a link
 
     click(teacher, "cm_open")
@@ -117,6 +124,29 @@ def test_teacher_runs_a_question_from_first_vote_to_second(db):
     click(teacher, "cm_next")
     assert db.state(code).question_id == bank_ids[1] and db.state(code).open
     assert teacher.selectbox(key="cm_q").value == bank_ids[1]
+
+
+def test_the_operators_public_address_is_the_join_link(db, monkeypatch):
+    monkeypatch.setenv(join_link.PUBLIC_URL_ENV, "https://class.school.example/specdec")
+    teacher = class_page()
+    code, _ = start(teacher)
+    page = everything(teacher)
+    assert f"https://class.school.example/specdec/class?join={code}" in page and "data:image/svg+xml" in page
+    assert LAN_IP not in page
+    projector = class_page(code=code, view="projector")
+    assert f"https://class.school.example/specdec/class?join={code}" in everything(projector)
+
+
+def test_without_a_reachable_address_the_teacher_sees_a_warning_not_a_qr_code(db, monkeypatch):
+    monkeypatch.setattr(net_util, "get_internal_ip", lambda: "127.0.0.1")  # what Streamlit gives with no network
+    teacher = class_page()
+    code, _ = start(teacher)
+    page = everything(teacher)
+    assert "data:image/svg+xml" not in page and f"?join={code}" not in page
+    assert any("No join link" in w.value and join_link.PUBLIC_URL_ENV in w.value for w in teacher.warning)
+    projector = class_page(code=code, view="projector")
+    assert "data:image/svg+xml" not in everything(projector)
+    assert any("No join link" in w.value for w in projector.warning)
 
 
 def test_a_reload_forgets_the_key_and_the_key_file_resumes_the_class(db):

@@ -32,6 +32,7 @@ KEYS = {  # setting -> (environment / secrets key, what it means)
     "max_prompt_chars": ("SPECDEC_MAX_PROMPT_CHARS", "the longest prompt kept, in characters"),
     "max_lab_samples": ("SPECDEC_MAX_LAB_SAMPLES", "the largest K (samples per decoder) in Identical Outputs"),
     "max_rounds": ("SPECDEC_MAX_ROUNDS", "the most rounds per drafter in the α Dial's measurement"),
+    "public_url": ("SPECDEC_PUBLIC_URL", "the app's address as the room reaches it (a proxy, a tunnel), for the join link"),
 }
 LIMITS = {  # integer settings: (default, smallest, largest accepted)
     "max_new_tokens": (200, 1, 1000),

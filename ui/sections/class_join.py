@@ -1,0 +1,24 @@
+"""Class mode's join panel, on the teacher's screen and the projector: the big code, the QR code and the
+link at the address a phone in the room reaches (ui/server/join_link.py), or a plain warning where no
+such address is known, never a QR code that leads nowhere."""
+import streamlit as st
+
+from ui.server import join_link
+from ui.widgets import class_views
+
+SOURCES = {  # what the teacher is told about where the link's address came from
+    "public": f"The link uses the server's public address ({join_link.PUBLIC_URL_ENV}).",
+    "network": "You opened this page as this machine's own address (localhost); the link and the QR code use "
+               "its address on the local network, which phones on the same network reach.",
+}
+
+
+def show(code: str, *, big: bool = True) -> None:
+    """The join panel for class `code` (`big`: the teacher's screen; otherwise the projector's column)."""
+    where = join_link.current()
+    if where.url is None:
+        st.warning(f"**No join link.** {where.warning}", icon=":material/wifi_off:")
+        return
+    st.html(class_views.join_panel_html(code, f"{where.url}?join={code}", big=big))
+    if big and where.source in SOURCES:
+        st.caption(SOURCES[where.source])
