@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from classroom.crowd import run_room  # noqa: E402
 from classroom.engine import driver_url  # noqa: E402
-from classroom.testing_pg import temporary_postgres  # noqa: E402
+from tests.classroom.crowd import run_room  # noqa: E402
+from tests.pg import temporary_postgres  # noqa: E402
 
 LOCAL_HOSTS = {None, "", "localhost", "127.0.0.1", "::1"}
 

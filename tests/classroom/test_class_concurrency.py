@@ -8,8 +8,8 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, func, select
 from sqlalchemy.exc import IntegrityError
 
 from classroom import store as store_module
-from classroom.crowd import run_room
 from classroom.schema import votes
+from tests.classroom.crowd import run_room
 
 
 def test_sixty_students_from_five_processes(url):

@@ -11,8 +11,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .questions import Bank, bank_from
-from .store import Store
+from classroom.questions import Bank, bank_from
+from classroom.store import Store
 
 QUESTION = {"id": "crowd-q", "kind": "choice", "chapter": "chapters/home.py", "prompt": "Which one?",
             "options": ["A", "B", "C", "D"], "answer": 0, "explanation": "A load test's question."}
