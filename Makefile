@@ -27,6 +27,7 @@ dev: .venv/kernels
 test: .venv/kernels
 	scripts/ensure_chromium.sh
 	scripts/ensure_postgres.sh
+	scripts/ensure_nginx.sh
 	$(PY) -m pytest -q
 
 # The core, app and class-store tests without the browser and the slow statistical/training ones (a few minutes less).
