@@ -209,7 +209,7 @@ def requests_per_app(access_log: Path) -> dict[str, dict[str, int]]:
         counts = per_app.setdefault(app, Counter({"requests": 0, "websockets": 0, "off pin": 0}))
         counts["requests"] += 1
         counts["websockets"] += status == "101"
-        counts["off pin"] += bool(pin) and pin != app
+        counts["off pin"] += pin not in ("", "-") and pin != app  # nginx logs an unset cookie as "-"
     return {app: dict(counts) for app, counts in sorted(per_app.items())}
 
 

@@ -43,7 +43,7 @@ def test_the_template_fills_and_nginx_accepts_it(script, tmp_path):
 def test_the_log_reader_counts_websockets_and_requests_off_their_pin(script, tmp_path):
     log = tmp_path / "access.log"
     log.write_text('127.0.0.1 "GET /_stcore/stream HTTP/1.1" 101 upstream=127.0.0.1:1 pin="127.0.0.1:1"\n'
-                   '127.0.0.1 "GET /class HTTP/1.1" 200 upstream=127.0.0.1:2 pin=""\n'
+                   '127.0.0.1 "GET /class HTTP/1.1" 200 upstream=127.0.0.1:2 pin="-"\n'
                    '127.0.0.1 "GET /static/x.js HTTP/1.1" 200 upstream=127.0.0.1:2 pin="127.0.0.1:1"\n'
                    '127.0.0.1 "GET /favicon.ico HTTP/1.1" 404 upstream=- pin=""\n')
     assert script.requests_per_app(log) == {"127.0.0.1:1": {"requests": 1, "websockets": 1, "off pin": 0},
