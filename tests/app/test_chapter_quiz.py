@@ -51,8 +51,8 @@ def test_quiz_numeric_answers_match_theory(bank):
         if hasattr(theory, q.function):  # break_even_v is not theory's: its formula is checked below
             assert q.answer == getattr(theory, q.function)(**dict(q.args))
         assert q.is_correct(round(q.answer, 2)) and not q.is_correct(q.answer + 0.05) and not q.is_correct("abc")
-    expected = (1 - 0.8 ** 5) / 0.2  # 3.3616 tokens per round, 2.3616 of them accepted drafts
-    assert numeric["accepted-per-drafted"].answer == pytest.approx((expected - 1) / 4)  # 0.5904
+    expected = (1 - 0.7 ** 6) / 0.3  # 2.94 tokens per round, 1.94 of them accepted drafts
+    assert numeric["accepted-per-drafted"].answer == pytest.approx((expected - 1) / 5)  # 0.388
     assert numeric["cpu-break-even"].answer == pytest.approx((1 - 0.9 ** 7) / 0.1 - 6 * 0.02)  # 5.097
 
 

@@ -243,5 +243,6 @@ def test_the_check_catches_a_wrong_figure_a_wrong_key_and_data_that_is_not_the_q
     assert problems(planted("class-ceiling", explanation=ceiling.replace("= 4:", "= 5:")))
     assert problems(planted("round-tokens", numbers={"gamma": 4, "accepted": 3, "key": "round_tokens"}))
     numeric = QUESTIONS["accepted-per-drafted"]
-    assert problems(planted("accepted-per-drafted", explanation=numeric["explanation"].replace("0.59", "0.62")))
+    typed = numeric["explanation"].replace(f"{numeric['explanation_answer']:.2f}", f"{numeric['explanation_answer'] + 0.03:.2f}")
+    assert typed != numeric["explanation"] and problems(planted("accepted-per-drafted", explanation=typed))
     assert problems(planted("verify-cost-gpu", explanation="A pass over 5 positions costs about 1.2 passes."))
