@@ -1,7 +1,9 @@
 """A fair quiz: neither the length, the position, nor the wording of an option gives the answer away;
-no two questions test the same thing with the same numbers; every number in a computed question's
-working is computed. Each check runs on the whole question file (so it holds for questions added
-later) and on a planted violation that it must catch."""
+no two questions test the same thing with the same numbers, and no class question repeats a practice
+one; every number in a computed question's working is computed. The length and wording checks run on
+both banks (the practice bank and the class quiz's concept questions); each check runs on the whole
+question file (so it holds for questions added later) and on a planted violation that it must catch.
+The figures of the explanations are recomputed in test_quiz_numbers.py."""
 import json
 import re
 from collections import Counter
@@ -11,7 +13,7 @@ import pytest
 from tests.prose import typed_numbers
 from ui.content import quiz
 
-MAX_SHARE_LONGEST_RIGHT = 1 / 3
+MAX_SHARE = 1 / 3
 ABSOLUTE = re.compile(r"\b(never|only|always|nothing|every|all|cannot|none|no|exactly|whatever)\b", re.I)
 SEEDS = range(40)
 
@@ -55,8 +57,8 @@ def length_giveaways(questions) -> list[str]:
     """The length strategies that win more than their share: longest or shortest in more than a third of
     the questions, or neither in more than two thirds (then ruling out both extremes pays)."""
     counts, n = length_counts(questions), len(questions)
-    limits = {"longest": MAX_SHARE_LONGEST_RIGHT, "shortest": MAX_SHARE_LONGEST_RIGHT,
-              "neither": 2 * MAX_SHARE_LONGEST_RIGHT}
+    limits = {"longest": MAX_SHARE, "shortest": MAX_SHARE,
+              "neither": 2 * MAX_SHARE}
     return [f"{kind}: {counts[kind]} of {n}" for kind, share in limits.items() if counts[kind] > share * n]
 
 

@@ -144,7 +144,7 @@ def problems(q: dict) -> list[str]:
         known = [float(w) for w in prompt_figures]
     found += [f"prompt states {w}, not an input" for w in prompt_figures if not accounted(w)]
     # Every figure of the explanation and the right option is recomputed.
-    right = q["options"][q["answer"]] if q["kind"] == "choice" else ""
+    right = q["options"][q["answer"]] if q["kind"] == "choice" and q["answer"] is not None else ""
     for where, text in (("explanation", q["explanation"]), ("right option", right)):
         found += [f"{where} states {w}, which nothing computes" for w in figures(text) if not accounted(w)]
     # A clause that names a quantity and states a figure states that quantity.
@@ -179,7 +179,8 @@ def problems(q: dict) -> list[str]:
 
 
 def bank_questions() -> list[dict]:
-    """Both banks' questions with a right answer, as JSON objects; numeric ones formatted by the loader."""
+    """Both banks' questions as JSON objects (a predict-the-demo one has no right option); numeric ones
+    formatted by the loader."""
     loaded = {q.id: q for q in quiz.load()}
     out = []
     for raw in json.loads(quiz.QUIZ_FILE.read_text(encoding="utf-8"))["questions"]:
@@ -189,7 +190,7 @@ def bank_questions() -> list[dict]:
                        explanation_answer=q.answer)
         out.append(raw)
     classroom_raw = json.loads(BANK_FILE.read_text(encoding="utf-8"))["questions"]
-    return out + [q for q in classroom_raw if q.get("answer") is not None]
+    return out + classroom_raw
 
 
 QUESTIONS = {q["id"]: q for q in bank_questions()}

@@ -2,9 +2,10 @@
 
 Two kinds of question:
   choice   options, the index of the right one, an explanation;
-  numeric  a prompt with {placeholders}, and `compute`: a function of `theory` and its arguments. The
-           right answer is computed, never typed into the data file, so it always agrees with the
-           formulas the app draws; an answer within `tolerance` of it counts.
+  numeric  a prompt with {placeholders}, and `compute`: a function of `theory` (or `break_even_v`, built
+           on it here) and its arguments. The right answer is computed, never typed into the data
+           file, so it always agrees with the formulas the app draws; an answer within `tolerance`
+           of it counts.
 Every question names the chapter (page path) that teaches it.
 
 A numeric question's prompt and explanation may also use {expected} (expected tokens per target pass at
