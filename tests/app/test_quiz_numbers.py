@@ -124,57 +124,66 @@ def same_vector(written: tuple, value: tuple) -> bool:
     return len(written) == len(value) and all(abs(w - v) <= 0.005 for w, v in zip(written, value))
 
 
-def problems(q: dict) -> list[str]:
-    """What is wrong with the figures of one question (its JSON object; a numeric one already formatted,
-    with its `args`), or [] when every figure is recomputed."""
-    numbers = q.get("numbers") or {}
-    given = q["args"] if q["kind"] == "numeric" else {k: v for k, v in numbers.items() if k != "key"}
+def input_problems(given: dict, prompt_figures: list[str], known: list[float]) -> list[str]:
+    """The inputs must be the question's own numbers: each is in the prompt, which states nothing else."""
+    found = [f"unknown inputs {sorted(set(given) - INPUTS)}"] if set(given) - INPUTS else []
+    found += [f"input {x:g} is not in the prompt" for x in values(given)
+              if x not in (0, 1) and not any(states(w, x) for w in prompt_figures)]
+    return found + [f"prompt states {w}, not an input" for w in prompt_figures
+                    if not any(states(w, v) for v in known)]
+
+
+def clause_problems(explanation: str, computed: dict) -> list[str]:
+    """A clause that names a quantity by its formula and states a figure must state that quantity."""
     found = []
-    if unknown := set(given) - INPUTS:
-        found.append(f"unknown inputs {sorted(unknown)}")
-    computed = quantities(given)
-    known = values(given) + values(computed)
-    accounted = lambda written: any(states(written, v) for v in known)
-    prompt_figures = figures(q["prompt"])
-    # The inputs are the question's own numbers.
-    for x in values(given):
-        if x not in (0, 1) and not any(states(w, x) for w in prompt_figures):
-            found.append(f"input {x:g} is not in the prompt")
-    if not given:  # nothing to compute from: the explanation may only repeat the prompt's numbers
-        known = [float(w) for w in prompt_figures]
-    found += [f"prompt states {w}, not an input" for w in prompt_figures if not accounted(w)]
-    # Every figure of the explanation and the right option is recomputed.
-    right = q["options"][q["answer"]] if q["kind"] == "choice" and q["answer"] is not None else ""
-    for where, text in (("explanation", q["explanation"]), ("right option", right)):
-        found += [f"{where} states {w}, which nothing computes" for w in figures(text) if not accounted(w)]
-    # A clause that names a quantity and states a figure states that quantity.
     for name, label in LABELS.items():
         if name not in computed:
             continue
         value = computed[name]
-        for clause in CLAUSE_END.split(CITATION.sub(" ", q["explanation"])):
+        for clause in CLAUSE_END.split(CITATION.sub(" ", explanation)):
             if not re.search(label, clause):
                 continue
             if isinstance(value, tuple):
-                ok = any(same_vector(t, value) for t in tuples(clause)) or not tuples(clause)
+                ok = not tuples(clause) or any(same_vector(t, value) for t in tuples(clause))
             else:
                 ok = not figures(clause) or any(states(w, value) for w in figures(clause))
             if not ok:
                 found.append(f"the clause naming {name} does not state its value {value}: {clause!r}")
-    # The right option states the key, and no wrong option does.
-    if key := numbers.get("key"):
-        if key not in computed:
-            return found + [f"key {key!r} is not computed from {sorted(given)}"]
-        value = computed[key]
+    return found
 
-        def says(text):
-            if isinstance(value, tuple):
-                return any(same_vector(t, value) for t in tuples(text))
-            return any(abs(n - value) <= 0.005 for n in option_numbers(text))
-        if not says(right):
-            found.append(f"the right option does not state {key} = {value}")
-        found += [f"wrong option {i} states {key} = {value}" for i, o in enumerate(q["options"])
-                  if i != q["answer"] and says(o)]
+
+def key_problems(options: list[str], answer: int, key: str, computed: dict) -> list[str]:
+    """The right option states the key quantity's value, and no wrong option does."""
+    if key not in computed:
+        return [f"key {key!r} is not computed from the question's inputs"]
+    value = computed[key]
+
+    def says(text: str) -> bool:
+        if isinstance(value, tuple):
+            return any(same_vector(t, value) for t in tuples(text))
+        return any(abs(n - value) <= 0.005 for n in option_numbers(text))
+    found = [] if says(options[answer]) else [f"the right option does not state {key} = {value}"]
+    return found + [f"wrong option {i} states {key} = {value}" for i, o in enumerate(options) if i != answer and says(o)]
+
+
+def problems(q: dict) -> list[str]:
+    """What is wrong with the figures of one question (its JSON object; a numeric one already formatted,
+    with its `args`), or [] when every figure is recomputed from its inputs."""
+    numbers = q.get("numbers") or {}
+    given = q["args"] if q["kind"] == "numeric" else {k: v for k, v in numbers.items() if k != "key"}
+    computed = quantities(given)
+    prompt_figures = figures(q["prompt"])
+    # Nothing to compute from: the explanation may only repeat the prompt's numbers.
+    known = values(given) + values(computed) if given else [float(w) for w in prompt_figures]
+    found = input_problems(given, prompt_figures, known)
+    has_right = q["kind"] == "choice" and q["answer"] is not None
+    right = q["options"][q["answer"]] if has_right else ""
+    for where, text in (("explanation", q["explanation"]), ("right option", right)):
+        found += [f"{where} states {w}, which nothing computes" for w in figures(text)
+                  if not any(states(w, v) for v in known)]
+    found += clause_problems(q["explanation"], computed)
+    if numbers.get("key"):
+        found += key_problems(q["options"], q["answer"], numbers["key"], computed)
     return found
 
 
