@@ -18,7 +18,8 @@ def test_a_loopback_address_becomes_the_lan_address(browser):
 
 def test_the_lan_address_takes_the_servers_port_and_the_browsers_scheme_and_path():
     # A teacher behind an SSH tunnel reached localhost:9000; phones reach the server's own port.
-    assert join_url("https://localhost:9000/base/class", 8502, None, LAN).url == "https://192.168.1.20:8502/base/class"
+    assert join_url("https://localhost:9000/base/class", 8502, None, LAN, base_path="base/").url == \
+        "https://192.168.1.20:8502/base/class"
     assert join_url("http://localhost:8501/class", 8501, "", ["fd00::5"]).url == "http://[fd00::5]:8501/class"
 
 
@@ -38,8 +39,8 @@ def test_no_lan_address_gives_a_warning_and_no_link(lan):
 def test_the_operators_public_url_wins(browser):
     where = join_url(browser, 8501, "https://class.school.example/specdec/", LAN)
     assert (where.url, where.source) == ("https://class.school.example/specdec/class", "public")
-    assert join_url(browser, 8501, "https://class.school.example", [], page="phone").url == \
-        "https://class.school.example/phone"
+    assert join_url(browser, 8501, "https://class.school.example", [], page="/phone", base_path="/base").url == \
+        "https://class.school.example/phone"  # the public address is the app's root: no base path added
 
 
 @pytest.mark.parametrize("bad", ["class.school.example", "ftp://class.school.example", "https://",
@@ -60,9 +61,11 @@ def test_a_non_loopback_address_is_used_as_the_browser_reached_it(browser):
     assert (where.url, where.source) == (browser, "browser")
 
 
-def test_a_non_loopback_address_keeps_its_port_and_path_and_drops_nothing_else():
-    assert join_url("https://specdec.school.example:8443/base/class", 8501, None, []).url == \
+def test_a_non_loopback_address_keeps_its_scheme_and_port_and_opens_the_page_asked_for():
+    assert join_url("https://specdec.school.example:8443/base/class", 8501, None, [], base_path="/base").url == \
         "https://specdec.school.example:8443/base/class"
+    assert join_url("http://192.168.1.20:8501/class", 8501, None, [], page="/phone").url == \
+        "http://192.168.1.20:8501/phone"  # the phone's own page, whichever page the teacher is on
 
 
 def test_what_counts_as_loopback():

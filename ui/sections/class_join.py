@@ -6,6 +6,8 @@ import streamlit as st
 from ui.server import join_link
 from ui.widgets import class_views
 
+JOIN_PAGE = "/class"  # the page a join link opens (?join=CODE), a path from the app's root
+
 SOURCES = {  # what the teacher is told about where the link's address came from
     "public": f"The link uses the server's public address ({join_link.PUBLIC_URL_ENV}).",
     "network": "You opened this page as this machine's own address (localhost); the link and the QR code use "
@@ -15,7 +17,7 @@ SOURCES = {  # what the teacher is told about where the link's address came from
 
 def show(code: str, *, big: bool = True) -> None:
     """The join panel for class `code` (`big`: the teacher's screen; otherwise the projector's column)."""
-    where = join_link.current()
+    where = join_link.current(JOIN_PAGE)
     if where.url is None:
         st.warning(f"**No join link.** {where.warning}", icon=":material/wifi_off:")
         return

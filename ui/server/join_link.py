@@ -72,34 +72,35 @@ def checked_public_url(raw: str) -> str | None:
 
 
 def join_url(browser_url: str | None, port: int, public_url: str | None, lan_addresses: Iterable[str],
-             page: str = "class") -> JoinAddress:
-    """Where the room reaches the class page `page`.
+             page: str = "/class", base_path: str = "") -> JoinAddress:
+    """Where the room reaches `page` (a path from the app's root, e.g. "/class").
 
-    browser_url: the page's address as the teacher's browser reached it (st.context.url), or None.
-    port: the port this server listens on. public_url: the operator's SPECDEC_PUBLIC_URL (the address of
-    the app's first page as the room reaches it), or None/"". lan_addresses: this machine's addresses on
-    the local network, best first.
+    browser_url: the address the teacher's browser used (st.context.url), or None. port: the port this
+    server listens on. public_url: the operator's SPECDEC_PUBLIC_URL (the app's root as the room reaches
+    it), or None/"". lan_addresses: this machine's addresses on the local network, best first.
+    base_path: the server's own path prefix (server.baseUrlPath), for the browser's and the LAN address.
 
-    The operator's setting wins; then the browser's address unless it is a loopback one; then the first
-    LAN address that is not loopback, with the browser's scheme and path on this server's port.
+    The operator's setting wins; then the host the browser used unless it is a loopback one; then the first
+    LAN address that is not loopback, with the browser's scheme, on this server's port.
     """
+    page = "/" + page.lstrip("/")
     if public_url:
         checked = checked_public_url(public_url)
         if checked is None:
             return JoinAddress(None, "public", f"The server's {PUBLIC_URL_ENV} setting is not a web address "
                                                "(http:// or https://, a host, no user name and no query), so there is "
                                                "no join link to show. Ask whoever runs this server to correct it.")
-        return JoinAddress(f"{checked}/{page}", "public")
+        return JoinAddress(checked + page, "public")
 
+    path = ("/" + base_path.strip("/") if base_path.strip("/") else "") + page
     parts = urllib.parse.urlsplit(browser_url or "")
-    scheme = parts.scheme if parts.scheme in ("http", "https") else "http"
-    path = parts.path if parts.path not in ("", "/") else f"/{page}"
     if parts.scheme in ("http", "https") and parts.hostname and not is_loopback(parts.hostname):
-        return JoinAddress(urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", "")), "browser")
+        return JoinAddress(f"{parts.scheme}://{parts.netloc}{path}", "browser")
 
+    scheme = parts.scheme if parts.scheme in ("http", "https") else "http"
     for host in lan_addresses:
         if host and not is_loopback(host):
-            return JoinAddress(urllib.parse.urlunsplit((scheme, netloc(host, port), path, "", "")), "network")
+            return JoinAddress(f"{scheme}://{netloc(host, port)}{path}", "network")
     return JoinAddress(None, "network", "Phones cannot reach this page: its address names this machine "
                                         "only (localhost), and the machine has no address on a local network. "
                                         f"Connect it to the room's network, or set {PUBLIC_URL_ENV} to the address "
@@ -118,7 +119,9 @@ def lan_addresses(server_address: str | None) -> list[str]:
     return [found] if found else []
 
 
-def current(page: str = "class") -> JoinAddress:
-    """Where the room reaches `page` of this running server (the operator's setting read on each call)."""
+def current(page: str) -> JoinAddress:
+    """Where the room reaches `page` (a path from the app's root) of this running server; the operator's
+    setting is read on each call, as every operator setting is."""
     return join_url(st.context.url, int(config.get_option("server.port")), operator.values().get(PUBLIC_URL_ENV),
-                    lan_addresses(config.get_option("server.address")), page)
+                    lan_addresses(config.get_option("server.address")), page,
+                    base_path=config.get_option("server.baseUrlPath") or "")
