@@ -13,6 +13,7 @@ resume after a reload); it is never in a URL and never drawn. Students and the p
 """
 import json
 import re
+import urllib.parse
 
 import streamlit as st
 
@@ -20,7 +21,7 @@ import classroom
 from classroom import codes
 from ui.content import class_demos
 from ui.sections import class_join
-from ui.server import admission, join_link, models
+from ui.server import admission, models
 from ui.state import demo, settings
 from ui.widgets import class_views, runs
 
@@ -28,6 +29,7 @@ POLL_S = 1.5  # how often a student's page, the projector and the teacher's coun
 PARAM_MAX = 64  # longest query value looked at; anything longer is refused unread
 KEY_FILE_MAX = 2048  # bytes of a teacher-key file
 PARAMS = ("join", "code", "view", "student")
+FALLBACK_URL = "http://localhost:8501/class"
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>&$:])")
 # The room's views poll every POLL_S: Streamlit fades an element while its fragment reruns, which on a
 # busy server made a phone's buttons and messages flash to 2:1 contrast every poll. They stay as they are.
@@ -118,6 +120,19 @@ def checked_code(raw: str) -> str:
                  "screen at the front of the room.", icon=":material/pin:")
         st.stop()
     return code
+
+
+def page_url() -> str:
+    """This page's address as a browser reached it (for the join link), without any query."""
+    url = st.context.url or FALLBACK_URL
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return FALLBACK_URL
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path or "/class", "", ""))
+
+
+def projector_link(code: str) -> str:
+    return f"{page_url()}?code={code}&view=projector"
 
 
 # --- what every view shows ---------------------------------------------------------------------------------
@@ -289,7 +304,7 @@ def class_panel(code: str, key: str) -> None:
     with left:
         class_join.show(code)
     with right:
-        st.link_button("Open the projector view", join_link.projector_url(code), icon=":material/cast:",
+        st.link_button("Open the projector view", projector_link(code), icon=":material/cast:",
                        help="A read-only page for the room's screen: code, QR code, question, count and results.")
         st.download_button("Save the teacher key (to resume after a reload)", key="cm_key_download",
                            data=json.dumps({"code": code, "teacher_key": key}), file_name=f"class-{code}-key.json",

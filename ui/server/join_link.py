@@ -8,7 +8,6 @@ SPECDEC_PUBLIC_URL (a proxy's or a tunnel's address) overrides both; where none 
 told so in plain words instead of being shown a QR code that leads nowhere.
 
 `join_url` decides from plain values (tests call it directly); `current` gathers them from the running server.
-The projector's link (`projector_url`) keeps the teacher's own address: the teacher opens it on the same machine.
 """
 import ipaddress
 import urllib.parse
@@ -24,7 +23,6 @@ from ui.server.rules import KEYS
 PUBLIC_URL_ENV = KEYS["public_url"][0]  # SPECDEC_PUBLIC_URL, in the environment or .streamlit/secrets.toml
 URL_MAX = 300  # longest public address accepted
 WILDCARDS = ("", "0.0.0.0", "::")  # a server.address that listens on every interface
-FALLBACK_ORIGIN = "http://localhost:8501"  # where no browser address is known (AppTest)
 
 
 @dataclass(frozen=True)
@@ -125,24 +123,5 @@ def current(page: str) -> JoinAddress:
     """Where the room reaches `page` (a path from the app's root) of this running server; the operator's
     setting is read on each call, as every operator setting is."""
     return join_url(st.context.url, int(config.get_option("server.port")), operator.values().get(PUBLIC_URL_ENV),
-                    lan_addresses(config.get_option("server.address")), page, base_path=base_path())
-
-
-def base_path() -> str:
-    """The server's own path prefix ("" or "/prefix", from server.baseUrlPath)."""
-    base = (config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}" if base else ""
-
-
-def origin() -> str:
-    """Scheme and host of the page as this browser reached it (no path, no query)."""
-    parts = urllib.parse.urlsplit(st.context.url or FALLBACK_ORIGIN)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return FALLBACK_ORIGIN
-    return f"{parts.scheme}://{parts.netloc}"
-
-
-def projector_url(code: str) -> str:
-    """The room's screen for class `code`: opened by the teacher on the teacher's own machine, so at the
-    address the teacher's browser used (localhost included)."""
-    return f"{origin()}{base_path()}/class?code={code}&view=projector"
+                    lan_addresses(config.get_option("server.address")), page,
+                    base_path=config.get_option("server.baseUrlPath") or "")
