@@ -1,12 +1,10 @@
 """Class mode's join panel, on the teacher's screen and the projector: the big code, the QR code and the
-link at the address a phone in the room reaches (ui/server/join_link.py), or a plain warning where no
-such address is known, never a QR code that leads nowhere."""
+join link at the address the room reaches (ui/server/join_link.py), or a plain warning where no such
+address is known, never a QR code that leads nowhere."""
 import streamlit as st
 
 from ui.server import join_link
 from ui.widgets import class_views
-
-JOIN_PAGE = "/class"  # the page a join link opens (?join=CODE), a path from the app's root
 
 SOURCES = {  # what the teacher is told about where the link's address came from
     "public": f"The link uses the server's public address ({join_link.PUBLIC_URL_ENV}).",
@@ -17,7 +15,7 @@ SOURCES = {  # what the teacher is told about where the link's address came from
 
 def show(code: str, *, big: bool = True) -> None:
     """The join panel for class `code` (`big`: the teacher's screen; otherwise the projector's column)."""
-    where = join_link.current(JOIN_PAGE)
+    where = join_link.current()
     if where.url is None:
         st.warning(f"**No join link.** {where.warning}", icon=":material/wifi_off:")
         return

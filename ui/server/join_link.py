@@ -119,7 +119,7 @@ def lan_addresses(server_address: str | None) -> list[str]:
     return [found] if found else []
 
 
-def current(page: str) -> JoinAddress:
+def current(page: str = "/class") -> JoinAddress:
     """Where the room reaches `page` (a path from the app's root) of this running server; the operator's
     setting is read on each call, as every operator setting is."""
     return join_url(st.context.url, int(config.get_option("server.port")), operator.values().get(PUBLIC_URL_ENV),
