@@ -8,8 +8,8 @@ from plotly.subplots import make_subplots
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
 from ui.sections import impact_limits, impact_lineage
-from ui.server import admission, measure, models
-from ui.state import demo, settings
+from ui.server import admission, demo, measure, models
+from ui.state import settings
 from ui.widgets import charts, chips, layout, palette, tables
 
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_settings_and_classroom_rules_import_without_streamlit():
     code = ("import sys; sys.modules['streamlit'] = None\n"  # any import of streamlit now fails
             "from ui.state.settings import settings_from_query\n"
-            "from ui.server.rules import rules_from\n"
+            "from ui.state.rules import rules_from\n"
             "rules = rules_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
             "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, rules=rules)\n"
             "assert (s.max_new_tokens, s.gamma) == (50, 3) and len(w) == 1, (s, w)\n")

@@ -5,8 +5,7 @@ import streamlit as st
 
 from specdec_core import theory
 from specdec_core.analysis import drafter_rounds
-from ui.server import admission, models, operator
-from ui.state import demo
+from ui.server import admission, demo, models, operator
 from ui.widgets import chips, layout, tables
 
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length

@@ -15,8 +15,8 @@ from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.sampler import EXACT
 from specdec_core.sampling import SamplingConfig
 from specdec_core.tree import EXACT_TREE
-from ui.server import admission, models, operator
-from ui.state import demo, settings
+from ui.server import admission, demo, models, operator
+from ui.state import settings
 from ui.widgets import charts, chips, layout, tables
 
 LAB_K = lab.DOCUMENTED_K  # the documented sample size: the exact rule passes and every broken rule fails here

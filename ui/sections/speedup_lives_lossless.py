@@ -8,8 +8,7 @@ import streamlit as st
 from specdec_core import GREEDY, GenerationRequest, theory
 from specdec_core.analysis import fidelity
 from specdec_core.variants import build_variants
-from ui.server import admission, models
-from ui.state import demo
+from ui.server import admission, demo, models
 from ui.widgets import charts, chips, layout, tables
 
 EXAMPLE_ALPHA, EXAMPLE_GAMMA = 0.8, 4  # the worked example of accepted ÷ drafted against α

@@ -3,7 +3,7 @@ of untrusted values into them. Plain Python: no Streamlit here, so every rule is
 
 Values from a URL or a widget are untrusted: `settings_from_query` and `clean_prompt` clamp and clean
 them and say, in words, what they changed. Which pairs may be picked and how much one request may ask
-for is the operator's `ClassroomRules` (ui/server/rules.py), passed in; a link can never name a file, a directory
+for is the operator's `ClassroomRules` (ui/state/rules.py), passed in; a link can never name a file, a directory
 or a URL. ui/state/sidebar.py draws these settings and keeps them in step with the URL.
 """
 import math
@@ -16,7 +16,7 @@ from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.request import GenerationRequest
 from specdec_core.sampling import SamplingConfig
-from ui.server.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
+from ui.state.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 # The policy setting that stands for the adaptive policy measured best here for the drafter in use

@@ -9,8 +9,8 @@ import streamlit as st
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import DEFAULT_ADAPTIVE, SIGNALS
 from ui.server import operator
-from ui.server.rules import CUSTOM, ClassroomRules
 from ui.state import tree_settings
+from ui.state.rules import CUSTOM, ClassroomRules
 from ui.state.settings import (
     ADAPTIVE_DEFAULT,
     DEFAULTS,

@@ -16,8 +16,8 @@ from specdec_core import GenerationRequest
 from specdec_core.analysis.batching import FIXED_GAMMA, PROMPT_TOKENS, measure_regime, summary
 from specdec_core.analysis.stats import Pacing
 from specdec_core.pairs import ModelPair
+from ui.server import demo
 from ui.server.models import pair_key
-from ui.state import demo
 from ui.widgets import charts, layout, tables
 
 LARGEST = (4, 8, 16, 32)  # the batch-size control: the largest batch measured (bounded for a classroom)
