@@ -109,6 +109,6 @@ with st.container(key="lesson-demo"):
 
 st.subheader("Go deeper")
 with st.expander("The lineage: from two papers to every serving stack"):
-    impact_lineage.render()
+    impact_lineage.show()
 with st.expander("What speculation did not solve, with batches measured live"):
-    impact_limits.render(pair)
+    impact_limits.show(pair)

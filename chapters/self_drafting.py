@@ -129,4 +129,4 @@ with st.expander("How the three drafters are measured"):
 
 st.subheader("Go deeper")
 with st.expander("What a head reads, and how the heads were trained here"):
-    self_drafting_heads.render(medusa, eagle, width, params)
+    self_drafting_heads.show(medusa, eagle, width, params)

@@ -70,7 +70,7 @@ def colors() -> dict:
             "plain": chips.KINDS["target"].color}
 
 
-def render(pair, ids: list[int], s) -> None:
+def show(pair, ids: list[int], s) -> None:
     """The four folded sections, in order; the prefix, K and rule chosen in the first serve them all."""
     bar_colors = colors()
     with st.expander("Sampling: the same distribution, tested (a chi-square lab)"):

@@ -28,9 +28,9 @@ LIMITS = [
 ]
 
 
-def render(pair: ModelPair) -> None:
+def show(pair: ModelPair) -> None:
     c = st.columns(3)
     for col, text in zip(c, LIMITS):
         with col.container(border=True):
             st.markdown(text)
-    impact_batch.render(pair)  # the second limit, measured live
+    impact_batch.show(pair)  # the second limit, measured live

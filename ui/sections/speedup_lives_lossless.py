@@ -46,7 +46,7 @@ def speed_text(speed) -> str:
     return "not measured (simulated)" if speed is None else speed.text()
 
 
-def render(pair, s) -> None:
+def show(pair, s) -> None:
     """The measurement behind its button, and what it draws once measured (kept per server process)."""
     st.markdown("Many accelerations are exact too: a KV cache, FlashAttention, PagedAttention and batching compute "
                 "the same arithmetic faster or for more requests at once. The *compression* methods are different: "
