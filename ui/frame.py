@@ -34,8 +34,9 @@ def render():
     st.sidebar.markdown(f"**{layout.TITLE}**")
     with st.sidebar:
         layout.run_marker()
-    sidebar.init_from_url()
-    current, pair, _ = sidebar.sidebar(models.get_pair)
+    rules = operator.rules()
+    sidebar.init_from_url(rules)
+    current, pair, _ = sidebar.sidebar(models.get_pair, rules)
     if page.url_path != chapters.CLASS_URL:  # class mode's URL holds its own keys (join, code, view, student)
         sidebar.sync_url(current)
     if pair is not None:

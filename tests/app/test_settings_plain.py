@@ -43,8 +43,12 @@ def test_settings_from_query_bounds():
 
 
 def test_the_apps_defaults_are_the_cores_documented_lab_run():
+    """The app's defaults live in ui/state/defaults.py; Identical Outputs' lab story needs them to be the
+    core's documented run (the exact rule passes, every broken rule fails)."""
     from specdec_core.analysis import lab
-    from ui.state import settings
+    from ui.state import defaults, settings
+    assert (defaults.DEFAULT_PROMPT, defaults.DEFAULT_GAMMA, defaults.DEFAULT_TEMPERATURE) == (
+        lab.DOCUMENTED_PROMPT, lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_TEMPERATURE)
     assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
     assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)
 
