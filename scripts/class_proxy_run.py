@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import classroom  # noqa: E402
+from tests import serve  # noqa: E402
 from tests.pg import temporary_postgres  # noqa: E402
-from ui.content import class_demos  # noqa: E402
-from ui.server import serve  # noqa: E402
+from ui.server import class_demos  # noqa: E402
 from ui.server.join_link import PUBLIC_URL_ENV  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "nginx-class.conf"

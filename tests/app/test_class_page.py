@@ -11,8 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import classroom
 from specdec_core.analysis.stats import measured
-from ui.content import class_demos
-from ui.server import join_link
+from ui.server import class_demos, join_link
 
 LAN_IP = "192.0.2.7"  # the machine's address on the room's network, as the tests pretend it to be
 

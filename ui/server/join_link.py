@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit import config, net_util
 
 from ui.server import operator
-from ui.server.rules import KEYS
+from ui.state.rules import KEYS
 
 PUBLIC_URL_ENV = KEYS["public_url"][0]  # SPECDEC_PUBLIC_URL, in the environment or .streamlit/secrets.toml
 URL_MAX = 300  # longest public address accepted
