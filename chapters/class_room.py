@@ -225,7 +225,7 @@ def start_panel() -> None:
     bank = store().bank
     concept = [q for q in bank.questions if q.demo is None]
     demos = [q for q in bank.questions if q.demo is not None]
-    kinds = {"quiz": f"The class quiz ({len(concept)} questions, one per chapter)"}
+    kinds = {"quiz": f"The class quiz ({len(concept)} questions, in the chapters' order)"}
     if demos:
         kinds["demo"] = "A predict-the-demo question (the room votes, then a live demo decides)"
     kind = st.radio("What the room answers", list(kinds), format_func=kinds.get, key="cm_kind")
