@@ -12,8 +12,9 @@ import streamlit as st
 # - Leviathan et al. is arXiv 2211.17192 (30 Nov 2022), Chen et al. arXiv 2302.01318 (2 Feb 2023): about nine weeks.
 # - llama.cpp has no paged KV cache: its PagedAttention pull requests ggml-org/llama.cpp #14070 and #17579 were
 #   closed unmerged (#22569, a draft, is open); its server batches requests continuously over one unified KV cache.
-#   Its speculative mode: `--model-draft` in tools/server. vLLM (vllm/v1/core/kv_cache_manager.py), TensorRT-LLM
-#   (paged KV cache, docs/source/gpt_attention.md) and SGLang (a paged token-to-KV pool under RadixAttention) page.
+#   Its server's speculative mode (`--model-draft`): ggml-org/llama.cpp PR #10455, merged Nov 2024. Paged KV caches:
+#   vLLM (vllm/v1/core/kv_cache_manager.py), TensorRT-LLM (docs/source/gpt_attention.md, "Paged KV cache") and
+#   SGLang (PagedTokenToKVPoolAllocator, python/sglang/srt/mem_cache/allocator.py).
 ASSISTED_RELEASE = "v4.29"  # transformers' first release with assisted generation
 LINEAGE = [
     ("2022–23", "Two groups, one idea",
