@@ -13,6 +13,7 @@ from ui.widgets import charts, palette, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
 COIN_AUC = 0.5  # the AUC of a confidence that says nothing: a coin ranks an accepted draft above a rejected one half the time
+FAVOURED = 0.5  # the AUC's verdict line on min(1, p/q), as specdec_core.analysis.self_draft.confidence_auc draws it
 
 
 def show(pair, s, drafters: dict, ids: list[int], gamma: int) -> None:
@@ -76,11 +77,11 @@ def calibration(rows: list[dict], colors: list[str]) -> None:
                 "the target's verdict. Each chart bins the drafts the target judged by the drafter's own top "
                 "probability and plots how often the target accepted drafts in that bin. A curve that rises steeply "
                 "lets a drafter stop a round early, or grow a tree, where it is sure (EAGLE-2's observation). The AUC "
-                "is the chance that an accepted draft had a higher confidence than a rejected one: "
-                f"{COIN_AUC} is a coin.")
+                f"is the chance that a draft the target favours (min(1, p/q) ≥ {FAVOURED}; in greedy mode, one it "
+                f"accepts) had a higher confidence than one it does not: {COIN_AUC} is a coin.")
     fig = make_subplots(rows=1, cols=len(rows), shared_yaxes=True,
                         subplot_titles=[f"{r['drafter']} (AUC {r['auc_top']:.2f})" if r["auc_top"] == r["auc_top"]
-                                        else f"{r['drafter']} (no AUC: no draft rejected)" for r in rows])
+                                        else f"{r['drafter']} (no AUC: all favoured)" for r in rows])
     for i, r in enumerate(rows, start=1):
         cal = r["calibration"]
         mid = ((cal["bin_low"] + cal["bin_high"]) / 2).tolist()
