@@ -3,7 +3,7 @@ drafters' first rounds, and (folded) the measured comparison with acceptance by 
 the α Dial's quantity) and a calibration chart per drafter."""
 import math
 
-from tests.app.helpers import chart, page
+from tests.app.helpers import chart, page, unfolded_text
 from ui.content import chapters
 
 
@@ -37,6 +37,9 @@ def test_terms_are_defined_before_the_demo_uses_them():
     for term in ("**hidden state**", "**LM head**", "**head**", "**distilled draft**"):
         assert term in text, term
     assert text.index("The idea:") < text.index("**hidden state**")
+    shown = unfolded_text(at)  # the measurement and its six concepts wait in a fold
+    for folded in ("AUC", "calibrat", "acceptance length", "speedup"):
+        assert folded not in shown, folded
 
 
 def test_the_step_through_offers_the_drafters_that_read_the_target():
