@@ -19,10 +19,9 @@ import streamlit as st
 
 import classroom
 from classroom import codes
-from ui.content import class_demos
-from ui.server import admission, models
-from ui.state import demo, settings
-from ui.widgets import class_views, runs
+from ui.server import admission, class_demos, demo, models
+from ui.state import settings
+from ui.widgets import class_views, layout
 
 POLL_S = 1.5  # how often a student's page, the projector and the teacher's count ask the store
 PARAM_MAX = 64  # longest query value looked at; anything longer is refused unread
@@ -85,9 +84,9 @@ def attempt(call, *args, **kwargs):
         return None, sentence(err)
 
 def polled_state(code: str, quiet: bool = False):
-    """One poll of a fragment: count the run (the test drivers wait on it, ui/widgets/runs.py), then read
+    """One poll of a fragment: count the run (the test drivers wait on it, tests/serve.py), then read
     the class's state; a refusal is shown as its sentence (unless `quiet`) and gives None."""
-    runs.mark()
+    layout.run_marker()
     s, error = attempt(store().state, code)
     if error and not quiet:
         st.error(error)

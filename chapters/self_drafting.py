@@ -74,4 +74,4 @@ layout.try_this("change the sidebar prompt and see which drafter's run of ✓ la
 with layout.deeper("the three drafters measured on this prompt"):
     self_drafting_measured.show(pair, s, {"distilled draft": pair.draft, **heads}, ids, GAMMA)
 with layout.deeper("what a head reads, and how the heads were trained here"):
-    self_drafting_heads.render(medusa, eagle, width, params)
+    self_drafting_heads.show(medusa, eagle, width, params)

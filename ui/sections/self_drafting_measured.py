@@ -7,8 +7,7 @@ from plotly.subplots import make_subplots
 
 from specdec_core.analysis.round_stats import acceptance_by_position
 from specdec_core.analysis.self_draft import compare_drafters
-from ui.server import admission, models
-from ui.state import demo
+from ui.server import admission, demo, models
 from ui.widgets import charts, palette, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
