@@ -1,5 +1,6 @@
-"""What a waiting phone costs the server: N phones (headless Chromium at 390×844) join one class on a
-real server (`make run`'s way of starting it) and wait on an open vote; the server process's CPU is read
+"""What a waiting phone costs the server: N phones (headless Chromium at 390×844) open the join link's
+phone page (classroom/web), join one class on a real server (`make run`'s way of starting it) and wait
+on an open vote, polling as the page does; the server process's CPU is read
 from /proc over a window, with no phone, then with the N phones waiting.
 
     .venv/bin/python scripts/class_phone_cpu.py --phones 4 --seconds 30
@@ -42,9 +43,9 @@ def join_phone(browser, url: str, code: str):
     """A phone at 390×844 that joins class `code` and waits on its open vote."""
     ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     page = ctx.new_page()
-    page.goto(f"{url}/class?join={code}", timeout=TIMEOUT_MS)
-    page.locator(".st-key-cm_join button").click(timeout=TIMEOUT_MS)
-    page.locator('[class*="st-key-cm_opt_"] button').first.wait_for(timeout=TIMEOUT_MS)
+    page.goto(f"{url}/phone?join={code}", timeout=TIMEOUT_MS)
+    page.locator("#join-button").click(timeout=TIMEOUT_MS)
+    page.locator("button[data-option]").first.wait_for(timeout=TIMEOUT_MS)
     return page
 
 
