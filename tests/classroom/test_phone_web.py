@@ -153,6 +153,16 @@ def test_a_hostile_join_is_refused_with_a_sentence_and_writes_nothing(room, raw,
     assert not any(c.name.startswith("cm_") for c in phone.jar)
 
 
+def test_a_vote_after_the_close_is_refused_with_a_sentence(room):
+    store, server, info = room
+    phone = Phone(server.url, info.code)
+    phone.join()
+    store.close_vote(info.code, info.teacher_key)
+    answer = phone.vote("q-four", 1)  # the button the phone still showed
+    assert answer.status == 409 and "not open" in answer.json()["error"]
+    assert sum(store.tally(info.code, "q-four").values()) == 0
+
+
 def test_a_phone_that_did_not_join_or_forged_an_id_cannot_vote(room):
     store, server, info = room
     stranger = Phone(server.url, info.code)
