@@ -73,7 +73,7 @@ def main(argv=None) -> int:
         load_after = os.getloadavg()[0]
         joined = store.state(info.code).students
         browser.close()
-    print(f"{args.phones} phones waiting on an open vote ({joined} joined), {args.seconds:g} s windows, "
+    print(f"{len(phones)} phones waiting on an open vote ({joined} joined), {args.seconds:g} s windows, "
           f"{os.cpu_count()} CPU cores, load average {load_before:.1f} → {load_after:.1f}")
     print(f"server CPU: idle {idle:.1%} of a core, with the phones {busy:.1%}: "
           f"{(busy - idle) / max(args.phones, 1):.2%} of a core per waiting phone")

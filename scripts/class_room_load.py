@@ -232,7 +232,7 @@ class Teacher(threading.Thread):
                     self.opened.append((qid, round_, when))
                     if i == 1 and round_ == 1:
                         self.middle.set()
-                    if not self.wait(lambda: all((qid, round_) in p.seen for p in self.phones), SEE_TIMEOUT_S):
+                    if not self.wait(lambda key=(qid, round_): all(key in p.seen for p in self.phones), SEE_TIMEOUT_S):
                         self.missed += sum((qid, round_) not in p.seen for p in self.phones)
                     self.wait(lambda: not any(p.busy() for p in self.phones), SEE_TIMEOUT_S)
                     time.sleep(0.3)  # the last votes' answers on their way back

@@ -223,3 +223,10 @@ def test_a_store_that_cannot_open_is_a_503_sentence(tmp_path):
         answer = Phone(server.url, "ABCDEF").request("GET", f"{web.PATH}/api/state?code=ABCDEF")
     assert answer.status == 503 and "not available on this server" in answer.json()["error"]
     assert "disk on fire" not in answer.body.decode()  # the operator reads the log, the room a sentence
+
+
+def test_the_class_package_never_imports_streamlit_the_app_or_test_machinery():
+    from tests.core.test_layers import files, imported_modules
+    for path in files("classroom"):
+        bad = {m for m in imported_modules(path) if m.split(".")[0] in ("streamlit", "ui", "chapters", "tests", "scripts")}
+        assert not bad, f"{path}: {bad}"
