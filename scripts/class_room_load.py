@@ -334,7 +334,7 @@ def main(argv=None) -> int:
           f"the phones hold; tallies exact: {'yes' if exact else 'no'}")
     print(f"server CPU: idle {idle:.1%} of a core, {args.phones} phones waiting {waiting:.1%} "
           f"({(waiting - idle) / args.phones:.2%} per waiting phone), during the room {active:.1%} "
-          f"({(active - idle) / args.phones:.2%} per phone)")
+          f"({(active - idle) / args.phones:.2%} per phone{', the race included' if race else ''})")
     if race:
         alone, during = races["alone"], races["with the room"]
         slowdown = f"; slowdown {during[0] / statistics.mean(alone):.2f}× the mean alone" if during else ""

@@ -133,9 +133,8 @@ function render(state) {
     options.replaceChildren(); mine.hidden = true; res.hidden = true;
     return;
   }
-  const vote = state.round === 2 ? "Second vote" : roundName(state.round || 1);
-  const now = state.open ? "open" : "closed";
-  $("where").textContent = `Question ${q.position} of ${q.total} · ${vote}: ${now}`;
+  const which = state.round === 2 ? "Second vote" : roundName(state.round || 1);
+  $("where").textContent = `Question ${q.position} of ${q.total} · ${which}: ${state.open ? "open" : "closed"}`;
   $("prompt").textContent = q.prompt;
   hint.hidden = !(state.open && state.round >= 2);
   hint.textContent = "Second vote, after discussion: answer again, even if you keep your first answer.";
