@@ -12,7 +12,7 @@ This page picks the view from the URL:
 """
 import streamlit as st
 
-from classroom import codes
+from classroom import codes, web
 from ui.content.class_text import plain
 from ui.sections import class_projector, class_teacher
 from ui.server import join_link
@@ -53,7 +53,9 @@ def phone_link(code: str) -> None:
         st.error(error, icon=":material/pin:")
         return
     st.subheader(f"Join class {code[:3]} {code[3:]}")
-    st.link_button("Open the class vote", join_link.join_url(code), type="primary", icon=":material/login:")
+    where = join_link.current()
+    link = web.phone_url(where.url, code) if where.url else f"{web.PATH}?join={code}"
+    st.link_button("Open the class vote", link, type="primary", icon=":material/login:")
 
 
 params = read_params()

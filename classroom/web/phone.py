@@ -41,6 +41,13 @@ STATUS = {UnknownClass: 404, UnknownStudent: 403, VoteNotOpen: 409, TooManyReque
 UNAVAILABLE = "Class mode is not available on this server"
 
 
+def phone_url(class_page_url: str, code: str) -> str:
+    """The join link: the phone page beside the class page at `class_page_url` (same scheme, host, port
+    and path prefix), e.g. http://192.168.1.20:8501/class -> http://192.168.1.20:8501/phone?join=CODE."""
+    base = class_page_url.rstrip("/").rsplit("/", 1)[0]
+    return f"{base}{PATH}?join={code}"
+
+
 def sentence(err: BaseException) -> str:
     """A refusal as a sentence (capital, full stop), at most 300 characters."""
     text = (str(err).strip() or type(err).__name__)[:300]

@@ -230,3 +230,12 @@ def test_the_class_package_never_imports_streamlit_the_app_or_test_machinery():
     for path in files("classroom"):
         bad = {m for m in imported_modules(path) if m.split(".")[0] in ("streamlit", "ui", "chapters", "tests", "scripts")}
         assert not bad, f"{path}: {bad}"
+
+
+@pytest.mark.parametrize("page, link", [
+    ("http://192.168.1.20:8501/class", "http://192.168.1.20:8501/phone?join=ABC234"),
+    ("https://school.example/specdec/class/", "https://school.example/specdec/phone?join=ABC234"),
+    ("http://[fe80::1]:8501/class", "http://[fe80::1]:8501/phone?join=ABC234"),
+])
+def test_the_join_link_is_the_phone_page_beside_the_class_page(page, link):
+    assert web.phone_url(page, "ABC234") == link

@@ -7,7 +7,7 @@ teacher from any server process.
 import streamlit as st
 
 from classroom.web.view import results
-from ui.server import join_link
+from ui.sections import class_join
 from ui.server.class_store import attempt, store
 from ui.widgets import class_views, runs
 
@@ -32,7 +32,7 @@ def show(code: str) -> None:
         return
     left, right = st.columns([2, 3], vertical_alignment="top", gap="large")
     with left:
-        st.html(class_views.join_panel_html(code, join_link.join_url(code), big=False))
+        class_join.show(code, big=False)
         joined(code)
     with right:
         live(code)

@@ -7,6 +7,7 @@ The teacher key lives only in the starting browser's session (and in a key file 
 resume after a reload); it is never in a URL and never drawn.
 """
 import json
+import urllib.parse
 
 import streamlit as st
 
@@ -14,7 +15,8 @@ from classroom import codes
 from classroom.web.view import results
 from ui.content import class_demos
 from ui.content.class_text import plain, sentence
-from ui.server import admission, join_link, models
+from ui.sections import class_join
+from ui.server import admission, models
 from ui.server.class_store import attempt, store
 from ui.state import demo, settings
 from ui.widgets import class_views, runs
@@ -111,6 +113,15 @@ def act(call, *args) -> None:
     st.session_state["cm_error"] = error
 
 
+def projector_url(code: str) -> str:
+    """The room's screen for class `code`, opened by the teacher on the teacher's own machine: this page's
+    address as the teacher's browser reached it."""
+    parts = urllib.parse.urlsplit(st.context.url or "")
+    base = f"{parts.scheme}://{parts.netloc}{parts.path or '/class'}" if parts.scheme in ("http", "https") \
+        and parts.netloc else "/class"
+    return f"{base}?code={code}&view=projector"
+
+
 def next_question(code: str, key: str, qid: str) -> None:
     st.session_state["cm_q"] = qid
     act(store().open_vote, code, key, qid, 1)
@@ -125,9 +136,9 @@ def class_panel(code: str, key: str) -> None:
     bank = store().bank
     left, right = st.columns([3, 2], vertical_alignment="top")
     with left:
-        st.html(class_views.join_panel_html(code, join_link.join_url(code)))
+        class_join.show(code)
     with right:
-        st.link_button("Open the projector view", join_link.projector_url(code), icon=":material/cast:",
+        st.link_button("Open the projector view", projector_url(code), icon=":material/cast:",
                        help="A read-only page for the room's screen: code, QR code, question, count and results.")
         st.download_button("Save the teacher key (to resume after a reload)", key="cm_key_download",
                            data=json.dumps({"code": code, "teacher_key": key}), file_name=f"class-{code}-key.json",
