@@ -8,7 +8,7 @@ from specdec_core import theory
 from ui.sections import alpha_by_kind, alpha_cost_model, alpha_measured, alpha_paper, alpha_policies
 from ui.server import measure, models
 from ui.state import dial, settings
-from ui.widgets import charts, layout, runs
+from ui.widgets import charts, layout, palette
 
 GAMMA_AXIS = list(range(1, 21))
 TRY_ALPHA = (0.6, 0.95)  # the suggestion: drag α across this range
@@ -30,7 +30,7 @@ st.session_state.setdefault("ad_hw", False)
 
 @st.fragment
 def explorer() -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
+    layout.run_marker()  # the test drivers wait on it (tests/serve.py)
     with layout.demo():
         a, g, cc = st.columns(3, vertical_alignment="bottom")
         alpha = a.slider("α (how often a draft is accepted)", 0.0, 0.99, step=0.01, key="ad_alpha")
@@ -60,7 +60,7 @@ def explorer() -> None:
         fig_e.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         fig_s.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         if measured:
-            for (label, res), color in zip(measured["results"].items(), alpha_measured.drafter_colors()):
+            for (label, res), color in zip(measured["results"].items(), palette.drafter_colors()):
                 g_m = measured["gamma"]
                 fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
                                   marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)))

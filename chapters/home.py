@@ -3,9 +3,9 @@ import streamlit as st
 
 from specdec_core.analysis import race
 from ui.content import chapters
-from ui.content import headline as headline_mod
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.server import headline as headline_mod
+from ui.state import settings
 from ui.widgets import layout
 
 HEADLINE_TOKENS = headline_mod.HEADLINE_TOKENS

@@ -62,4 +62,4 @@ with st.container(key="lesson-demo"):
 st.markdown("With sampling the texts differ draw by draw, so *the same* has to mean the same **distribution**: "
             "a statistical test can check that, and catch the bugs people really write.")
 st.subheader("Go deeper")
-identical_outputs_lab.render(pair, ids, s)
+identical_outputs_lab.show(pair, ids, s)

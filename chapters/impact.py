@@ -8,8 +8,8 @@ from plotly.subplots import make_subplots
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
 from ui.sections import impact_limits, impact_lineage
-from ui.server import admission, measure, models
-from ui.state import demo, settings
+from ui.server import admission, demo, measure, models
+from ui.state import settings
 from ui.widgets import charts, chips, layout, palette, tables
 
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -109,6 +109,6 @@ with st.container(key="lesson-demo"):
 
 st.subheader("Go deeper")
 with st.expander("The lineage: from two papers to every serving stack"):
-    impact_lineage.render()
+    impact_lineage.show()
 with st.expander("What speculation did not solve, with batches measured live"):
-    impact_limits.render(pair)
+    impact_limits.show(pair)

@@ -10,8 +10,8 @@ from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis.self_draft import compare_drafters
 from specdec_core.sampling import GREEDY
 from ui.sections import self_drafting_heads
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.state import settings
 from ui.widgets import charts, palette, tables
 
 REPEATS = 3  # interleaved repetitions: every timed figure is their median
@@ -129,4 +129,4 @@ with st.expander("How the three drafters are measured"):
 
 st.subheader("Go deeper")
 with st.expander("What a head reads, and how the heads were trained here"):
-    self_drafting_heads.render(medusa, eagle, width, params)
+    self_drafting_heads.show(medusa, eagle, width, params)

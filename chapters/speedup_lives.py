@@ -104,7 +104,7 @@ with st.expander("Reading the grid"):
 
 st.subheader("Go deeper")
 with st.expander("Lossless vs compression, measured: quantised, truncated and distilled copies of the target"):
-    speedup_lives_lossless.render(pair, s)
+    speedup_lives_lossless.show(pair, s)
 with st.expander("The acceleration marketplace"):
     c1, c2 = st.columns(2)
     with c1.container(border=True):

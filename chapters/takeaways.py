@@ -4,9 +4,9 @@ import streamlit as st
 
 from specdec_core import theory
 from ui.content import chapters, paper, reading
-from ui.content.headline import HEADLINE_TOKENS, headline
-from ui.server import measure, models
-from ui.state import demo, settings
+from ui.server import demo, measure, models
+from ui.server.headline import HEADLINE_TOKENS, headline
+from ui.state import settings
 from ui.widgets import layout
 
 s = settings.current()

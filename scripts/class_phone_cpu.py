@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import classroom  # noqa: E402
-from ui.content import class_demos  # noqa: E402
-from ui.server import serve  # noqa: E402
+from tests import serve  # noqa: E402
+from ui.server import class_demos  # noqa: E402
 
 TIMEOUT_MS = 240_000
 TICKS = os.sysconf("SC_CLK_TCK")

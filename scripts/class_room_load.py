@@ -5,7 +5,7 @@ process: no browsers, so 60 phones fit beside the server on a small machine.
     .venv/bin/python scripts/class_room_load.py --phones 60 --questions 3          the full run (docs/class_mode.md)
     .venv/bin/python scripts/class_room_load.py --phones 4 --questions 1 --no-race a quick check (the tests)
 
-It starts the app as `make run` does (ui/server/serve.py, SQLite class store in a temporary folder), and:
+It starts the app as `make run` does (tests/serve.py, SQLite class store in a temporary folder), and:
 1. times a teacher's race (the Wall-Clock Race page in headless Chromium, Race pressed) alone;
 2. N phones open the join link's page and join; the server's CPU over a window while they all wait,
    against the same window before they joined: the cost of a waiting phone;
@@ -38,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 import classroom  # noqa: E402
 from classroom import web  # noqa: E402
-from ui.content import class_demos  # noqa: E402
-from ui.server import serve  # noqa: E402
+from tests import serve  # noqa: E402
+from ui.server import class_demos  # noqa: E402
 
 SEE_TIMEOUT_S = 60  # a phone that has not seen a vote opened this long ago has missed it
 RACE_TIMEOUT_MS = 600_000

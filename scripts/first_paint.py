@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/first_paint.py [--pages home,race] [--port 8765] [--screenshots DIR] [--json FILE]
 
-Starts `streamlit run app.py` headless (ui/server/serve.py, as the browser tests do; with `--port` an
+Starts `streamlit run app.py` headless (tests/serve.py, as the browser tests do; with `--port` an
 app already served there is measured instead), opens each chapter in headless Chromium at 1280×720 with
 the sidebar open, waits until the script has run to the end, and prints per chapter:
 
@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests import serve  # noqa: E402
 from ui.content import chapters  # noqa: E402
-from ui.server import serve  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector
 SCRIPT_TIMEOUT_MS = 240_000  # a fresh server's first page loads the models and times passes

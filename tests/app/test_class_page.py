@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import classroom
 from specdec_core.analysis.stats import measured
-from ui.content import class_demos
+from ui.server import class_demos
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

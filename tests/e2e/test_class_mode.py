@@ -16,8 +16,8 @@ import time
 import accessibility
 import pytest
 
+from tests import serve
 from tests.e2e.test_browser import SCRIPT_TIMEOUT_MS, SHOTS, assert_no_exception, pytestmark
-from ui.server import serve
 
 __all__ = ["pytestmark"]  # skipped, like the other browser tests, where no Chromium is found
 TEACHER = {"width": 1280, "height": 720}

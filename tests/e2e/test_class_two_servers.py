@@ -6,9 +6,9 @@ import re
 
 import pytest
 
+from tests import serve
 from tests.classroom.phone_client import Phone
 from tests.e2e.test_browser import SCRIPT_TIMEOUT_MS, pytestmark
-from ui.server import serve
 
 __all__ = ["pytestmark"]
 SEEN_S = 20  # a phone's or the projector's poll is 1.5 s; a loaded machine may take a few

@@ -6,8 +6,8 @@ from specdec_core import theory
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import calibration, measured_alpha
 from specdec_core.policies import ADAPTIVE, POLICIES, Costs, describe, with_costs
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.state import settings
 from ui.widgets import charts, layout, tables
 
 GAMMA_AXIS = list(range(1, 13))

@@ -9,7 +9,7 @@ import streamlit as st
 from classroom.web.view import results
 from ui.sections import class_join
 from ui.server.class_store import attempt, store
-from ui.widgets import class_views, runs
+from ui.widgets import class_views, layout
 
 POLL_S = 1.5  # how often the projector asks the store
 # The projector polls every POLL_S: Streamlit fades an element while its fragment reruns, which on a busy
@@ -39,9 +39,9 @@ def show(code: str) -> None:
 
 
 def polled(code: str, quiet: bool = False):
-    """One poll: count the run (the test drivers wait on it, ui/widgets/runs.py), then read the class's
+    """One poll: count the run (the test drivers wait on it, tests/serve.py), then read the class's
     state; a refusal is shown as its sentence (unless `quiet`) and gives None."""
-    runs.mark()
+    layout.run_marker()
     s, error = attempt(store().state, code)
     if error and not quiet:
         st.error(error)

@@ -13,13 +13,12 @@ import streamlit as st
 
 from classroom import codes
 from classroom.web.view import results
-from ui.content import class_demos
 from ui.content.class_text import plain, sentence
 from ui.sections import class_join
-from ui.server import admission, models
+from ui.server import admission, class_demos, demo, models
 from ui.server.class_store import attempt, store
-from ui.state import demo, settings
-from ui.widgets import class_views, runs
+from ui.state import settings
+from ui.widgets import class_views, layout
 
 POLL_S = 1.5  # how often the teacher's count asks the store
 KEY_FILE_MAX = 2048  # bytes of a teacher-key file
@@ -212,7 +211,7 @@ def controls(code, key, s, q, ids, current, facts) -> None:
 @st.fragment(run_every=POLL_S)
 def teacher_count(code: str) -> None:
     """The count of answers arriving, polled."""
-    runs.mark()
+    layout.run_marker()
     s, error = attempt(store().state, code)
     if error:
         st.error(error)

@@ -40,6 +40,6 @@ LINEAGE = [
 ]
 
 
-def render() -> None:
+def show() -> None:
     for when, what, detail in LINEAGE:
         st.markdown(f"**{when} · {what}** — {detail}")

@@ -5,7 +5,7 @@ import streamlit as st
 from ui.widgets import tables
 
 
-def render(medusa, eagle, width: int, params: dict) -> None:
+def show(medusa, eagle, width: int, params: dict) -> None:
     """The two drafters' anatomy and their training record."""
     c = st.columns(2)
     if medusa is not None:

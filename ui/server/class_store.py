@@ -5,8 +5,8 @@ import functools
 import streamlit as st
 
 import classroom
-from ui.content import class_demos
 from ui.content.class_text import sentence
+from ui.server import class_demos
 
 
 @functools.lru_cache(maxsize=4)
