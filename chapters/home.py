@@ -96,8 +96,9 @@ with layout.demo():
                             help="With sampling the two runs use their randomness differently, so the texts differ; "
                                  "the distribution they are drawn from is the same.")
             st.caption(f"{layout.measured_badge()} The sidebar's prompt, {h['tokens']} tokens, {s.gamma} drafts "
-                       f"checked per target pass, {s.describe_sampling()}, pair **{pair.name}** (target {pair.target_params / 1e6:.1f}M "
-                       f"params, drafter {pair.draft_params / 1e6:.1f}M) on this machine's {pair.device.upper()}.")
+                       f"checked per target pass, {s.describe_sampling()}, pair **{pair.name}** "
+                       f"(target {pair.target_params / 1e6:.1f}M params, drafter {pair.draft_params / 1e6:.1f}M) "
+                       f"on this machine's {pair.device.upper()}.")
             if speedup:
                 demo.spread_note(speedup, "Wall-clock speedup")
 layout.try_this("set temperature to 0 in the sidebar: the speculative and the plain decoder now produce the "

@@ -75,7 +75,8 @@ _MEASURE_JS = """([controls, charts, mark]) => {
   }
   const next = [...main.querySelectorAll('[data-testid="stPageLink"]')].filter(seen)
                .some(a => /^\\s*(arrow_forward)?\\s*Next:/.test(a.innerText));
-  return {words, controls: count(controls), control_top: tops.length ? Math.round(Math.min(...tops)) : null, charts: count(charts.filter(c => c !== 'stImage')),
+  return {words, controls: count(controls), control_top: tops.length ? Math.round(Math.min(...tops)) : null,
+          charts: count(charts.filter(c => c !== 'stImage')),
           height: Math.round(block.scrollHeight), demo_top: demo ? Math.round(demo.getBoundingClientRect().top) : null,
           demo_how: how, next_link: next, exceptions: main.querySelectorAll('[data-testid="stException"]').length,
           text: parts.join(' | ')};
