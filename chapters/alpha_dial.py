@@ -84,11 +84,14 @@ def explorer() -> None:
         m[1].metric(f"Expected tokens per pass at γ = {gamma}", f"{theory.expected_tokens(alpha, gamma):.2f}")
         m[2].metric(f"Speedup at γ = {gamma}", f"{theory.speedup(alpha, gamma, c, v):.2f}×",
                     help=f"Speedup at the optimum: {theory.speedup(alpha, best, c, v):.2f}×. "
-                         + ("This machine's v(γ)." if use_hw else "The paper's v = 1."))
+                         + ("With this machine's v(γ): a pass over γ + 1 positions costs v(γ) one-token passes, "
+                            "as measured here." if use_hw else
+                            "With the paper's v = 1: a pass over γ + 1 positions costs one one-token pass."))
         if measured:
             st.caption("◆ measured on the live pair (at the γ it was run with); dashed: the formula at that drafter's "
                        "measured α. The speedup ◆ is wall-clock on this machine, so compare it with the curve when "
-                       "*This machine's v(γ)* is on and c is the drafter's own.")
+                       "*This machine's v(γ)* is on (under *Go deeper: the cost model*: the cost of one wide pass "
+                       "measured here, in one-token passes) and c is the drafter's own.")
     layout.try_this(f"drag α from {TRY_ALPHA[0]} to {TRY_ALPHA[1]} and watch the starred best γ move right; "
                     "then drag c up: every draft costs c, accepted or not, so the best γ falls back.")
     with layout.deeper("the cost model behind the curves, and speedup against c"):

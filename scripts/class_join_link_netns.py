@@ -103,9 +103,9 @@ def browser_role(role: str, url: str) -> dict:
         page = browser.new_page(viewport={"width": 1280, "height": 720} if role == "teacher" else
                                 {"width": 390, "height": 844})
         page.goto(url, wait_until="domcontentloaded")
-        if role == "phone":
-            page.wait_for_selector(".st-key-cm_join button", timeout=TIMEOUT_MS)
-            return {"phone opened": page.url, "join button": page.locator(".st-key-cm_join button").inner_text()}
+        if role == "phone":  # the phone page (classroom/web)
+            page.wait_for_selector("#join-button", timeout=TIMEOUT_MS)
+            return {"phone opened": page.url, "join button": page.locator("#join-button").inner_text()}
         page.wait_for_selector(".st-key-cm_start button", timeout=TIMEOUT_MS)
         serve.wait_idle(page, TIMEOUT_MS)
         page.locator(".st-key-cm_start button").click()
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     seen = demo()
     print(json.dumps(seen, indent=2))
     lan, alone = seen["on a network"], seen["no network"]
-    reached = (lan["join link"] or "").startswith(f"http://{SERVER_IP}:{PORT}/class?join=") and lan.get("join button")
+    reached = (lan["join link"] or "").startswith(f"http://{SERVER_IP}:{PORT}/phone?join=") and lan.get("join button")
     qr_agrees = lan["qr code carries"] in (lan["join link"], "(not decoded: apt-get install zbar-tools)")
     warned = alone["join link"] is None and not alone["qr code"] and any("No join link" in w for w in alone["warnings"])
     ok = reached and qr_agrees and warned

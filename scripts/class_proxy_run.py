@@ -3,10 +3,11 @@ on that database) and nginx in front (deploy/nginx-class.conf: websocket upgrade
 kept by a cookie), all on this machine's loopback; then a room in headless Chromium through nginx only.
 
 The teacher starts a class and opens a vote; N phones (default 3) open the join link the teacher's page
-shows, join and vote (one changes its vote); the teacher's count, the revealed counts on the teacher's
-page and on a projector, and the store's own tally must all agree with the votes cast, and both app
-processes must have served browsers (their websockets included). Prints which process served whom, the
-tallies and the requests per process from nginx's log.
+shows (the phone page, classroom/web), join and vote (one changes its vote); the teacher's count, the
+revealed counts on the teacher's page and on a projector, and the store's own tally must all agree with
+the votes cast; both app processes must have served browsers, each browser always the same process, and
+the teacher's and projector's Streamlit websockets must have passed through nginx. Prints which process
+served whom, the tallies and the requests per process from nginx's log.
 
     .venv/bin/python scripts/class_proxy_run.py [--phones 3]
 
@@ -41,6 +42,7 @@ PHONES_MAX = 8  # browsers on this 2-core machine
 PAGE_TIMEOUT_MS = 240_000  # a fresh app process's first page
 SEEN_TIMEOUT_S = 60  # a polled view catching up with the store
 LETTERS = "ABCDEFGH"
+OPTION = "button[data-option]"  # the phone page's answer buttons (classroom/web/static/phone.js)
 
 
 class NginxMissing(RuntimeError):
@@ -136,18 +138,17 @@ def pinned_app(context) -> str:
 
 
 def phone_joins(context, link: str):
-    """A phone opens the join link and joins; the page once it shows the vote's options."""
+    """A phone opens the join link (the phone page, classroom/web) and joins; the page once it shows the
+    vote's options."""
     page = context.new_page()
     page.goto(link, wait_until="domcontentloaded")
-    page.wait_for_selector(".st-key-cm_join button", timeout=PAGE_TIMEOUT_MS)
-    serve.wait_idle(page, PAGE_TIMEOUT_MS)
-    press(page, "cm_join")
-    page.wait_for_selector('[class*="st-key-cm_opt_"] button', timeout=PAGE_TIMEOUT_MS)
+    page.locator("#join-button").click(timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_selector(OPTION, timeout=PAGE_TIMEOUT_MS)
     return page
 
 
 def phone_votes(page, option: int) -> None:
-    page.locator(f'[class*="st-key-cm_opt_"][class*="_1_{option}"] button').click()
+    page.locator(f'{OPTION}[data-option="{option}"]').click()
     page.get_by_text(f"Your answer is in: {LETTERS[option]}").wait_for(timeout=PAGE_TIMEOUT_MS)
 
 
@@ -259,7 +260,7 @@ def run(phones: int = 3, log_dir: Path | None = None) -> dict:
 def problems(seen: dict) -> list[str]:
     """Where the views, the store and the proxy's log disagree with the votes cast and the two processes."""
     found = []
-    want_link = f"{seen['proxy']}/class?join={seen['code']}"
+    want_link = f"{seen['proxy']}/phone?join={seen['code']}"
     if seen["join link"] != want_link:
         found.append(f"the join link is {seen['join link']}, not the proxy's {want_link}")
     want = summary_of(seen["expected"])
@@ -272,10 +273,13 @@ def problems(seen: dict) -> list[str]:
         found.append(f"the browsers were not spread over both processes: {seen['served by']}")
     for app in seen["apps"]:
         served = seen["requests per app"].get(app, {})
-        if served.get("websockets", 0) < 1:
-            found.append(f"{app} held no websocket through the proxy: {seen['requests per app']}")
+        if served.get("requests", 0) < 1:
+            found.append(f"{app} served no request through the proxy: {seen['requests per app']}")
         if served.get("off pin", 0):
             found.append(f"{app} served {served['off pin']} requests of browsers pinned to another process (not sticky)")
+    websockets = sum(served.get("websockets", 0) for served in seen["requests per app"].values())
+    if websockets < 2:  # the teacher's and the projector's Streamlit sessions (a phone page has none)
+        found.append(f"{websockets} websockets through the proxy, not the teacher's and the projector's")
     return found
 
 

@@ -251,9 +251,9 @@ class Run:
     # The demos. Each returns a Step; an exception inside becomes a failed step.
     async def home(self, page, student: Student) -> Step:
         seconds = await self.open(page, student, "", 0.0, '[data-testid="stMetric"]')
-        await page.wait_for_selector('text="Same tokens as plain greedy"', timeout=STEP_TIMEOUT_MS)
+        await page.wait_for_selector('text="Same tokens as plain decoding"', timeout=STEP_TIMEOUT_MS)
         m = await metrics(page)
-        ok = m.get("Same tokens as plain greedy") == "yes"
+        ok = m.get("Same tokens as plain decoding") == "yes"
         return Step(student.index, "home (greedy figure)", seconds, ok, None if ok else f"metrics: {m}")
 
     async def serial(self, page, student: Student, temperature: float) -> Step:

@@ -466,7 +466,7 @@ def test_greedy_requests_share_one_cached_result():
     before = g.admitted
     at = app(temp=0, seed=12, max_new=5, prompt="KING:\nSo shaken as we are")
     assert g.admitted == before  # the second student's live figure came from the cache: no slot taken
-    assert any(m.label == "Same tokens as plain greedy" and m.value == "yes" for m in at.metric)
+    assert any(m.label == "Same tokens as plain decoding" and m.value == "yes" for m in at.metric)
 
 
 def test_cached_generations_skip_the_queue_when_already_computed(monkeypatch):

@@ -30,7 +30,7 @@ def test_a_phone_on_the_network_opens_the_link_a_teacher_on_localhost_projects()
     seen = script.demo()
     lan, alone = seen["on a network"], seen["no network"]
     assert lan["teacher opened"].startswith("http://localhost:")
-    assert lan["join link"].startswith(f"http://{script.SERVER_IP}:{script.PORT}/class?join=")
+    assert lan["join link"].startswith(f"http://{script.SERVER_IP}:{script.PORT}/phone?join=")
     assert lan["streamlit's Network URL"] == f"http://{script.SERVER_IP}:{script.PORT}"  # what `streamlit run` prints
     assert lan["qr code"] and lan["phone curl"] == "200" and "Join" in lan["join button"]
     if shutil.which("zbarimg"):

@@ -1,8 +1,9 @@
 """Class mode's join panel, on the teacher's screen and the projector: the big code, the QR code and the
-join link at the address the room reaches (ui/server/join_link.py), or a plain warning where no such
-address is known, never a QR code that leads nowhere."""
+join link, which opens the phone page (classroom/web) beside the class page at the address the room
+reaches (ui/server/join_link.py), or a plain warning where no such address is known."""
 import streamlit as st
 
+from classroom import web
 from ui.server import join_link
 from ui.widgets import class_views
 
@@ -19,6 +20,6 @@ def show(code: str, *, big: bool = True) -> None:
     if where.url is None:
         st.warning(f"**No join link.** {where.warning}", icon=":material/wifi_off:")
         return
-    st.html(class_views.join_panel_html(code, f"{where.url}?join={code}", big=big))
+    st.html(class_views.join_panel_html(code, web.phone_url(where.url, code), big=big))
     if big and where.source in SOURCES:
         st.caption(SOURCES[where.source])
