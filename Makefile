@@ -11,7 +11,7 @@ PORT ?= 8501
 
 # The compiled passes (specdec_core/kernels), built once on this machine before anything runs, so
 # no visitor and no test waits for the compiler; where it cannot be built the passes run in Python.
-.venv/kernels: .venv/ready specdec_core/kernels/gpt2_step.cpp
+.venv/kernels: .venv/ready specdec_core/kernels/gpt2_pass.cpp
 	$(PY) -m specdec_core.kernels
 	touch .venv/kernels
 

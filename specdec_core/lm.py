@@ -18,7 +18,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .forwards import ONE_ROW_FORWARDS, check_forward
-from .passes import GPT2Pass, TransformersPass, model_pass
+from .passes import CompiledGPT2Pass, GPT2Pass, TransformersPass, model_pass
 
 
 class CachedLM:
@@ -29,7 +29,7 @@ class CachedLM:
         with transformers' bits: never the small compiled kernel) or "transformers" (its own forward)."""
         self.model = model
         self.device = next(model.parameters()).device
-        self._pass: GPT2Pass | TransformersPass = model_pass(model, forward=check_forward(forward, ONE_ROW_FORWARDS))
+        self._pass: CompiledGPT2Pass | GPT2Pass | TransformersPass = model_pass(model, forward=check_forward(forward, ONE_ROW_FORWARDS))
         self.length = 0  # tokens in the cache
         self.passes = 0  # forward passes made (prefill included)
         self.last_pass_s = 0.0  # wall time of the latest pass
@@ -40,7 +40,7 @@ class CachedLM:
     @property
     def lean(self) -> bool:
         """Whether the passes run the core's lean GPT-2 pass (else the model's transformers forward)."""
-        return isinstance(self._pass, GPT2Pass)
+        return not isinstance(self._pass, TransformersPass)
 
     @property
     def cache(self):

@@ -75,8 +75,103 @@ def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "
     if isinstance(model, TransformersForward):
         model, forward = model.model, "transformers"
     if forward in ("core", "exact") and lean_gpt2(model):
-        return GPT2Pass(model, rows, exact=forward == "exact")
+        if forward == "core" and kernels.runs_compiled(model):
+            return CompiledGPT2Pass(model, rows)
+        return GPT2Pass(model, rows)
     return TransformersPass(model, rows)
+
+
+class CompiledGPT2Pass:
+    """GPT-2 passes over a KV cache through the compiled kernel (specdec_core/kernels), for one row or
+    many: every pass, whatever it feeds (one token, a verify pass, a prefill, a tree, a batch's rows),
+    is one kernel call over its rows, and each row comes out bit for bit as a one-token pass at its
+    position would give it. The cache is (layers, streams, capacity, 2E): one stream for one row, one
+    per row of a batch; it grows by doubling, and a rollback only moves the caller's length."""
+
+    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
+        self.model = model
+        self.layers, self.embed_dim = model.config.n_layer, model.config.n_embd
+        self.max_positions = model.config.n_positions
+        self.cache = torch.zeros(self.layers, rows or 1, 0, 2 * self.embed_dim)
+        self.slot = list(range(rows or 1))  # row -> its stream (None once retired)
+
+    def _reserve(self, n: int) -> None:
+        capacity = self.cache.shape[2]
+        if n > capacity:
+            more = max(n, min(self.max_positions, max(2 * capacity, 64))) - capacity
+            self.cache = torch.cat([self.cache, self.cache.new_zeros(*self.cache.shape[:2], more, self.cache.shape[3])], 2)
+
+    def _run(self, tokens, positions, streams, slots, visible, logit_rows, hidden):
+        vocab = self.model.config.vocab_size
+        if not all(0 <= t < vocab for t in tokens):
+            raise IndexError(f"a token is outside the vocabulary of {vocab}: {tokens}")
+        self._reserve(max(slots) + 1)
+        logits, states = kernels.pass_rows(self.model, tokens, positions, streams, slots, visible, self.cache,
+                                           logit_rows, hidden)
+        return (logits, states) if hidden else logits
+
+    # --- one row ---------------------------------------------------------------------------------------
+
+    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
+        """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
+        `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
+        k = len(tokens)
+        if past + k > self.max_positions:
+            raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
+        slots = list(range(past, past + k))
+        return self._run(tokens, slots, [0] * k, slots, None, list(range(k - keep, k)), hidden)
+
+    def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
+        """Logits (k, V) of tree nodes fed after `past` cached slots at their own `positions`; mask
+        (k, past + k) says which slots each node sees."""
+        k = len(tokens)
+        if max(positions) >= self.max_positions:
+            raise ValueError(f"a tree node at position {max(positions)} exceeds the model's {self.max_positions}")
+        return self._run(tokens, positions, [0] * k, list(range(past, past + k)), mask.cpu().contiguous(),
+                         list(range(k)), hidden)
+
+    def keep(self, start: int, slots: list[int]) -> None:
+        """Move the cached slots `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
+        self.cache[:, 0, start:start + len(slots)] = self.cache[:, 0, slots]
+
+    def rollback(self, n: int) -> None:
+        pass  # later slots are simply overwritten
+
+    # --- many rows -------------------------------------------------------------------------------------
+
+    def rows(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
+        """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass."""
+        rows = [r for r in feeds if feeds[r]]
+        if any(self.slot[r] is None for r in rows):
+            raise ValueError("a retired row cannot be fed")
+        tokens, positions, streams, firsts = [], [], [], []
+        for r in rows:
+            firsts.append(len(tokens))
+            tokens += feeds[r]
+            positions += range(lengths[r], lengths[r] + len(feeds[r]))
+            streams += [self.slot[r]] * len(feeds[r])
+        if max(positions) >= self.max_positions:
+            raise ValueError(f"{max(positions) + 1} positions exceed the model's {self.max_positions}")
+        if keep is None:
+            self._run(tokens, positions, streams, positions, None, [], False)
+            return {}
+        if keep == "last":
+            logits = self._run(tokens, positions, streams, positions, None,
+                               [first + len(feeds[r]) - 1 for first, r in zip(firsts, rows)], False)
+            return {r: logits[i:i + 1] for i, r in enumerate(rows)}
+        logits = self._run(tokens, positions, streams, positions, None, list(range(len(tokens))), False)
+        return {r: logits[first:first + len(feeds[r])] for first, r in zip(firsts, rows)}
+
+    def rollback_row(self, row: int, n: int) -> None:
+        pass  # the row's later slots are simply overwritten
+
+    def retire(self, rows: list[int]) -> None:
+        """Drop finished rows' streams (one copy for all the rows that finish in a round)."""
+        gone = {self.slot[r] for r in rows}
+        keep = [s for s in range(self.cache.shape[1]) if s not in gone]
+        self.cache = self.cache[:, keep].contiguous()
+        new = {s: i for i, s in enumerate(keep)}
+        self.slot = [None if s is None else new.get(s) for s in self.slot]
 
 
 class GPT2Pass:
@@ -91,7 +186,7 @@ class GPT2Pass:
     rows that finish are retired, dropped from the buffers, so a nearly finished batch does not pay for
     its finished rows. Buffers grow by doubling; a rollback only moves the caller's length."""
 
-    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None, exact: bool = False):
+    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
         gpt = model.transformer
         self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
         self.n_head = model.config.n_head
@@ -112,8 +207,6 @@ class GPT2Pass:
             self.slot = list(range(rows))  # row -> its index in the buffers (None once retired)
             self.keys = [self._empty(rows, 0) for _ in self.blocks]
             self.values = [self._empty(rows, 0) for _ in self.blocks]
-        # one row: the passes compiled (specdec_core/kernels), or None for the Python ones
-        self._compiled = None if self.batched else kernels.compiled_passes(self, exact)
 
     # --- the blocks, shared by one row and many ------------------------------------------------------
 
@@ -182,42 +275,14 @@ class GPT2Pass:
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
-        if k == 1 and keep == 1 and not hidden:  # a draft step, a plain-decoding pass
-            if not 0 <= tokens[0] < self.wte.shape[0]:
-                raise IndexError(f"token {tokens[0]} is outside the vocabulary of {self.wte.shape[0]}")
-            if self._compiled is not None:  # compiled where built (specdec_core/kernels)
-                return self._compiled.step(tokens[0], past)
-            return self._step(tokens[0], past)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
-        if self._causal is None:  # made once, at the first pass over more than one token (or one with `hidden`)
+        if self._causal is None:  # made once, at the first pass over more than one token
             n = self.max_positions
             self._causal = torch.ones(n, n, dtype=torch.bool, device=self.wte.device).tril()
-        if self._compiled is not None and not hidden:  # the same ops from C++ (a verify pass, a prefill)
-            return self._compiled.many(tokens, past, keep, self._causal)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
         x = torch.embedding(self.wte, ids) + self.wpe[past:past + k]  # (k, E)
         mask = self._causal[past:past + k, :past + k] if k > 1 and past else None  # (k, past + k)
         return self._one_row(x, past, mask, k > 1 and not past, keep, hidden)
-
-    def _step(self, token: int, past: int) -> torch.Tensor:
-        """Logits (1, V) of one token after `past` cached positions: the ops of `_one_row` for k = 1
-        (no mask, not causal), in the same order and so bit for bit the same, without what one
-        position does not need: no id tensor (its embedding row is a slice), no attention closure, and
-        attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
-        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so `__call__`
-        sends a one-token pass to the compiled step where it is built (specdec_core/kernels)."""
-        E, end = self.embed_dim, past + 1
-        shape, eps = (E,), self.eps
-        x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)
-        for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), heads, cache \
-                in zip(self.blocks, self.heads, self.cache):
-            torch.addmm(qkv_b, torch.layer_norm(x, shape, ln1_w, ln1_b, eps), qkv_w, out=cache[past:end])
-            att = F.scaled_dot_product_attention(heads[0, :, :, past:end], heads[1, :, :, :end], heads[2, :, :, :end],
-                                                 dropout_p=0.0, scale=scale)  # (1, H, 1, D)
-            x = torch.addmm(proj_b, att.reshape(1, E), proj_w).add_(x)
-            h = torch.addmm(fc_b, torch.layer_norm(x, shape, ln2_w, ln2_b, eps), fc_w)  # (1, 4E)
-            x = torch.addmm(out_b, gelu_new_(h), out_w).add_(x)
-        return F.linear(torch.layer_norm(x, shape, *self.ln_f, eps), self.lm_head)
 
     @torch.inference_mode()
     def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):

@@ -1,24 +1,22 @@
-"""The lean GPT-2 pass's one-row passes compiled (gpt2_step.cpp), built once on this machine.
+"""The lean GPT-2 pass compiled (gpt2_pass.cpp), built once on this machine: the C++ twin of the
+Python reference pass (passes.GPT2Pass).
 
-Why: a one-token pass of the bundled draft (1 layer, d = 128) was mostly the cost of calling some 25
-small ops from Python and of MKL's setup for products of one row, not arithmetic (docs/benchmarks.md,
-"One draft step against one target pass"). Every draft step and every plain-decoding pass is one.
-
-Two kernels (`compiled_passes` gives a pass its own):
-- exact_pass: the Python pass's ATen ops called from C++, in its order, so the same bits as
-  transformers': every pass over k tokens (a verify pass, a prefill), and the one-token passes of
-  every model the lean pass runs, unless it is small.
-- small_step: plain loops the compiler vectorises, for a model of width at most SMALL_WIDTH (the
-  bundled draft), whose products are too small for MKL's setup to pay. Its sums run in another order,
-  so its logits are within 1e-5 of transformers', not the same bits (tests/core/test_step_kernel.py).
-  A drafter's logits only shape its guesses, and a plain run of such a model changes no greedy output
-  on the held-out prompts. forward="exact" keeps a small model on the exact kernel.
+One kernel for every pass (one token, a verify pass, a prefill, a tree, a batch's rows), for the draft
+and the target: it reads each weight once per pass for all the rows (the weights packed once per
+model into the panels it streams, `packed`), and computes every row with the same operations in the
+same order whatever the number of rows, so row i of a k-row pass is bit for bit the one-token pass
+at its position (tests/core/test_batch_invariance.py). Its sums run in its own order, not MKL's: its
+logits are within 1e-5 of transformers' one-token passes on the bundled pair, and nearer float64
+arithmetic than transformers' pass over a whole prompt (tests/core/test_step_kernel.py).
+forward="exact" (the Python reference pass) keeps transformers' bits, for comparisons.
 
 torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
 once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.kernels`),
 so no visitor waits for it. Where it cannot be built (no compiler), `load` says why once and returns
-None, and the passes run in Python (the same results). SPECDEC_KERNELS=off never loads it (the
-Python passes everywhere), for comparisons.
+None, and the Python reference pass runs: transformers' bits, but not batch-invariant (MKL's products
+over k rows round differently from its one-row products: up to 2e-5 on the bundled target). Greedy
+outputs stay the target's there too, except where a near-tie falls inside that rounding.
+SPECDEC_KERNELS=off never loads it, for comparisons.
 """
 import hashlib
 import logging
@@ -27,13 +25,15 @@ import os
 import platform
 import sysconfig
 import threading
+import weakref
 from pathlib import Path
 
 import torch
 
-SOURCE = Path(__file__).with_name("gpt2_step.cpp")
-FLAGS = ["-O3", "-march=native", "-fopenmp-simd"]  # built on the machine that runs it, for its processor
-SMALL_WIDTH = 256  # the small kernel for models this wide or narrower (measured: d = 128 wins, d = 384 loses)
+SOURCE = Path(__file__).with_name("gpt2_pass.cpp")
+# built on the machine that runs it, for its processor; no contraction into fused multiply-adds left to
+# the compiler (the kernel writes its own), so a loop computes an element the same way in every lane
+FLAGS = ["-O3", "-march=native", "-ffp-contract=off"]
 GELU_C = math.sqrt(2.0 / math.pi)  # as passes.GELU_C
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def module_name() -> str:
     """The extension's name: the source, the flags and the processor in a hash, so a change to any of
     them builds anew instead of loading a stale or foreign build."""
     key = SOURCE.read_bytes() + " ".join(FLAGS).encode() + _cpu().encode()
-    return "specdec_gpt2_step_" + hashlib.sha256(key).hexdigest()[:12]
+    return "specdec_gpt2_pass_" + hashlib.sha256(key).hexdigest()[:12]
 
 
 def load():
@@ -88,43 +88,57 @@ def _build() -> dict:
     return {"module": module}
 
 
-class CompiledPasses:
-    """The compiled passes of one one-row `passes.GPT2Pass` (its tensors flattened once; its cache lists
-    read at each call, since they grow): `step(token, past)` and `many(tokens, past, keep, causal)`."""
+class PackedGPT2:
+    """A GPT-2's tensors as the kernel reads them, made once per model (`packed`): the four weight
+    matrices of every block and the LM head (transposed) packed into the panels the kernel streams,
+    the rest as they are. The model's own tensors are not written."""
 
-    def __init__(self, gpt2_pass, compiled, exact: bool):
-        self.p, self.compiled = gpt2_pass, compiled
-        self.blocks = [t for (*first, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) in gpt2_pass.blocks
-                       for t in (*first, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b)]
-        self.scales = [float(block[4]) for block in gpt2_pass.blocks]
-        self.small = not exact and gpt2_pass.embed_dim <= SMALL_WIDTH
-        self.no_mask = torch.empty(0, dtype=torch.bool)  # what a one-token pass hands the exact kernel (it reads none)
-
-    def step(self, token: int, past: int) -> torch.Tensor:
-        """Logits (1, V) of one token after `past` cached slots: the small kernel or the exact one."""
-        p = self.p
-        if self.small:
-            return self.compiled.small_step(token, past, p.wte, p.wpe, self.blocks, self.scales, p.cache, p.n_head,
-                                            *p.ln_f, p.lm_head, p.eps, GELU_C)
-        # the exact kernel called here, not through `many`: a decoding step is one Python frame shallower
-        return self.compiled.exact_pass([token], past, 1, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
-                                        self.no_mask, *p.ln_f, p.lm_head, p.eps, GELU_C)
-
-    def many(self, tokens: list[int], past: int, keep: int, causal: torch.Tensor) -> torch.Tensor:
-        """Logits (keep, V) of the last `keep` of k tokens after `past` cached slots (a verify pass, a
-        prefill): the exact kernel; `causal` the pass's lower-triangle mask."""
-        p = self.p
-        return self.compiled.exact_pass(tokens, past, keep, p.wte, p.wpe, self.blocks, self.scales, p.heads, p.cache,
-                                        causal, *p.ln_f, p.lm_head, p.eps, GELU_C)
+    def __init__(self, model, compiled):
+        gpt = model.transformer
+        pack = lambda w: compiled.pack(w.detach().contiguous())
+        self.wte, self.wpe = gpt.wte.weight.detach(), gpt.wpe.weight.detach()
+        self.embed_dim, self.n_head, self.eps = gpt.embed_dim, model.config.n_head, gpt.ln_f.eps
+        self.blocks = [t.detach() if isinstance(t, torch.Tensor) else t for b in gpt.h for t in (
+            b.ln_1.weight, b.ln_1.bias, pack(b.attn.c_attn.weight), b.attn.c_attn.bias, pack(b.attn.c_proj.weight),
+            b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias, pack(b.mlp.c_fc.weight), b.mlp.c_fc.bias,
+            pack(b.mlp.c_proj.weight), b.mlp.c_proj.bias)]
+        self.scales = [float(b.attn.scaling) for b in gpt.h]
+        self.ln_f = (gpt.ln_f.weight.detach(), gpt.ln_f.bias.detach())
+        self.vocab = model.lm_head.weight.shape[0]
+        self.head = pack(model.lm_head.weight.t())
 
 
-def compiled_passes(gpt2_pass, exact: bool) -> CompiledPasses | None:
-    """The compiled passes for a one-row `passes.GPT2Pass` (its one-token step the small kernel for a
-    narrow model unless `exact`), or None where they cannot serve (not built, not on the CPU, not
-    float32 or not contiguous)."""
-    p = gpt2_pass
-    weights = [p.wte, p.wpe, p.lm_head, *p.ln_f] + [t for block in p.blocks for t in block if isinstance(t, torch.Tensor)]
-    if not all(t.device.type == "cpu" and t.dtype == torch.float32 and t.is_contiguous() for t in weights):
-        return None
+_packed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> its PackedGPT2
+
+
+def packed(model, compiled) -> PackedGPT2:
+    """The model's PackedGPT2, made at its first pass and kept as long as the model lives (a cached
+    model serves every session: its weights are packed once)."""
+    with _lock:
+        if model not in _packed:
+            with torch.inference_mode(False), torch.no_grad():
+                _packed[model] = PackedGPT2(model, compiled)
+        return _packed[model]
+
+
+def runs_compiled(model) -> bool:
+    """Whether the kernel can run `model`'s passes: built, and the model's tensors float32 on the CPU."""
+    tensors = list(model.parameters())
+    return all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors) and load() is not None
+
+
+def pass_rows(model, tokens: list[int], positions: list[int], streams: list[int], slots: list[int],
+              visible: torch.Tensor | None, cache: torch.Tensor, logit_rows: list[int], hidden: bool):
+    """One compiled pass over n rows (gpt2_pass.cpp): row r, token tokens[r] at positions[r], writes
+    its key and value to slot slots[r] of stream streams[r] of `cache` (layers, streams, capacity, 2E)
+    and sees that stream's slots 0..slots[r], or those row r of `visible` (n, slots) marks. Returns
+    the logits (len(logit_rows), V) of the named rows and the final hidden states (n, E), or None."""
     compiled = load()
-    return None if compiled is None else CompiledPasses(p, compiled, exact)
+    w = packed(model, compiled)
+    logits, states = compiled.gpt2_pass(tokens, positions, streams, slots, NO_MASK if visible is None else visible,
+                                        cache, logit_rows, hidden, w.wte, w.wpe, w.blocks, w.scales, w.n_head,
+                                        *w.ln_f, w.head, w.vocab, w.eps, GELU_C)
+    return logits, (states if hidden else None)
+
+
+NO_MASK = torch.empty(0, dtype=torch.bool)
