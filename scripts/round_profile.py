@@ -31,7 +31,7 @@ from specdec_core import drafters, generation, sampler
 from specdec_core.analysis.pass_costs import pass_sweep
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.drafters import ModelDrafter
-from specdec_core.forwards import with_forward
+from specdec_core.model import with_forward
 from specdec_core.pairs import load_pair
 from specdec_core.request import GenerationRequest
 from specdec_core.sampler import speculative_generate

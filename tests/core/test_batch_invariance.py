@@ -11,16 +11,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, kernels, lm, speculative_generate
-from specdec_core.batch_lm import BatchLM
-from specdec_core.lm import CachedLM
+from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, speculative_generate
+from specdec_core.model import BatchLM, CachedLM, kernel
 from ui.state.settings import GAMMA_RANGE
 
 ROOT = Path(__file__).resolve().parents[2]
 KS = sorted({*range(1, 10), *(g + 1 for g in range(GAMMA_RANGE[0], GAMMA_RANGE[1] + 1))})  # rows of a pass
 CONTEXTS = 12  # the 8 held-out prompts and 4 random contexts of random lengths
 
-pytestmark = pytest.mark.skipif(kernels.load() is None, reason="the compiled pass is not built here")
+pytestmark = pytest.mark.skipif(kernel.load() is None, reason="the compiled pass is not built here")
 
 
 def contexts(tokenizer) -> list[list[int]]:
@@ -98,7 +97,7 @@ def record_target_rows(monkeypatch, target) -> dict:
     per run), keyed by the tokens it follows: a rejected draft's rows follow other tokens than the
     plain run's and drop out of the comparison by their key."""
     log = {"rows": {}}
-    extend, rollback = lm.CachedLM.extend, lm.CachedLM.rollback
+    extend, rollback = CachedLM.extend, CachedLM.rollback
 
     def recording_extend(self, tokens, logits_to_keep=None, hidden=False):
         out = extend(self, tokens, logits_to_keep, hidden)
@@ -115,8 +114,8 @@ def record_target_rows(monkeypatch, target) -> dict:
         if n:
             del self.__dict__.setdefault("recorded_tokens", [])[-n:]
 
-    monkeypatch.setattr(lm.CachedLM, "extend", recording_extend)
-    monkeypatch.setattr(lm.CachedLM, "rollback", recording_rollback)
+    monkeypatch.setattr(CachedLM, "extend", recording_extend)
+    monkeypatch.setattr(CachedLM, "rollback", recording_rollback)
     return log
 
 
@@ -151,6 +150,6 @@ def test_a_near_tie_decides_the_same_in_a_verify_pass(monkeypatch, pair):
 def test_the_near_tie_check_fails_on_the_python_reference(monkeypatch, pair):
     """The broken control: with the compiled pass off, the verify rows come from MKL's products over
     k rows and the same comparison finds rows that differ from the plain run's."""
-    monkeypatch.setattr(kernels, "runs_compiled", lambda model: False)
+    monkeypatch.setattr(kernel, "runs_compiled", lambda model: False)
     compared, differ = verify_rows_against_plain(monkeypatch, pair, [5])
     assert differ > 0, compared

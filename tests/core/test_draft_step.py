@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, kernels, speculative_generate
-from specdec_core.forwards import with_forward
-from specdec_core.lm import CachedLM
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate
+from specdec_core.model import CachedLM, kernel, with_forward
 
 PROMPTS = Path(__file__).resolve().parents[2] / "assets/bench_prompts.json"
 
@@ -26,9 +25,9 @@ def held_out(tokenizer) -> list[list[int]]:
 def test_one_token_steps_match_transformers(pair, role, forward, monkeypatch):
     """"python step": as on a machine where the compiled pass cannot be built."""
     if forward == "python step":
-        monkeypatch.setattr(kernels, "load", lambda: None)
+        monkeypatch.setattr(kernel, "load", lambda: None)
     model = getattr(pair, role)
-    bitwise = forward != "core" or kernels.load() is None
+    bitwise = forward != "core" or kernel.load() is None
     rng = random.Random(1)
     ids = held_out(pair.tokenizer)[0]
     fast, slow = CachedLM(model, "core" if forward == "python step" else forward), CachedLM(model, forward="transformers")

@@ -9,10 +9,12 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, kernels, speculative_generate
-from specdec_core.forwards import TransformersForward, with_forward
-from specdec_core.lm import CachedLM
-from specdec_core.passes import CompiledGPT2Pass, GPT2Pass, TransformersPass, model_pass, vocab_size
+from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate
+from specdec_core.model import CachedLM, TransformersForward, kernel, vocab_size, with_forward
+from specdec_core.model.compiled import CompiledGPT2Pass
+from specdec_core.model.gpt2 import GPT2Pass
+from specdec_core.model.passes import model_pass
+from specdec_core.model.transformers_pass import TransformersPass
 from tests.conftest import tiny_gpt2
 
 
@@ -31,7 +33,7 @@ def test_same_logits_as_transformers_forward(shape, forward):
     hundreds, so both are 1e-4 off; the bundled pair's absolute bar of 1e-5 is test_step_kernel.py's)."""
     model = tiny_gpt2(3, **shape)
     truth = copy.deepcopy(model).double()
-    close_only = forward == "core" and kernels.load() is not None
+    close_only = forward == "core" and kernel.load() is not None
     vocab, positions = model.config.vocab_size, model.config.n_positions
     rng = random.Random(0)
     ours_off = theirs_off = 0.0

@@ -1,4 +1,4 @@
-"""The compiled pass (specdec_core/kernels): it builds here, it keeps both bundled models' logits within
+"""The compiled pass (specdec_core/model/kernel.py): it builds here, it keeps both bundled models' logits within
 1e-5 of transformers' one-token passes on every held-out prompt (a bar a lossy head does not pass),
 nearer float64 arithmetic than transformers' own pass over a whole prompt, and a machine that cannot
 build it falls back to the Python reference pass with a reason."""
@@ -14,8 +14,7 @@ import pytest
 import torch
 from transformers import DynamicCache
 
-from specdec_core import kernels
-from specdec_core.lm import CachedLM
+from specdec_core.model import CachedLM, kernel
 
 ROOT = Path(__file__).resolve().parents[2]
 BAR = 1e-5
@@ -34,7 +33,7 @@ def transformers_steps(model, ids: list[int]) -> torch.Tensor:
 
 @pytest.mark.skipif(shutil.which(os.environ.get("CXX", "c++")) is None, reason="no C++ compiler on this machine")
 def test_it_builds_on_a_machine_with_a_compiler():
-    assert kernels.load() is not None, kernels.reason()
+    assert kernel.load() is not None, kernel.reason()
 
 
 @pytest.mark.parametrize("role", ["draft", "target"])
@@ -45,8 +44,8 @@ def test_compiled_pass_within_the_bar_on_held_out_prompts(pair, role):
     transformers' pass over the whole prompt no float32 pass in another order could keep that bar:
     transformers' own one-token passes are 2e-5 from it. So the second check holds both to float64
     arithmetic: the compiled pass is nearer it than transformers' whole-prompt pass."""
-    if kernels.load() is None:
-        pytest.skip(f"no compiled pass: {kernels.reason()}")
+    if kernel.load() is None:
+        pytest.skip(f"no compiled pass: {kernel.reason()}")
     model = getattr(pair, role)
     truth = copy.deepcopy(model).double()
     worst, differs, ours_off, theirs_off = 0.0, False, 0.0, 0.0
@@ -79,12 +78,13 @@ def test_no_compiler_falls_back_to_the_python_step(tmp_path):
     """A fresh extension cache and no compiler: the build fails, `load` gives None and the reason, and a
     generation still runs, through the Python reference pass, with the same greedy tokens as transformers'."""
     code = """
-from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, kernels
-from specdec_core.forwards import with_forward
+from specdec_core import GREEDY, GenerationRequest, autoregressive_generate
+from specdec_core.model import with_forward
 from specdec_core.pairs import load_pair
+from specdec_core.model import kernel
 pair = load_pair("shakespeare", device="cpu")
-assert kernels.load() is None
-print("REASON", kernels.reason())
+assert kernel.load() is None
+print("REASON", kernel.reason())
 request = GenerationRequest(pair.tokenizer.encode("ROMEO: But soft"), 12, GREEDY).fixed_length()
 a = autoregressive_generate(pair.draft, request).tokens
 b = autoregressive_generate(with_forward(pair.draft, "transformers"), request).tokens

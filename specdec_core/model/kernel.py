@@ -1,5 +1,5 @@
 """The lean GPT-2 pass compiled (gpt2_pass.cpp), built once on this machine: the C++ twin of the
-Python reference pass (passes.GPT2Pass).
+Python reference pass (gpt2.GPT2Pass).
 
 One kernel for every pass (one token, a verify pass, a prefill, a tree, a batch's rows), for the draft
 and the target: it reads each weight once per pass for all the rows (the weights packed once per
@@ -11,7 +11,7 @@ arithmetic than transformers' pass over a whole prompt (tests/core/test_step_ker
 forward="exact" (the Python reference pass) keeps transformers' bits, for comparisons.
 
 torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
-once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.kernels`),
+once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.model`),
 so no visitor waits for it. Where it cannot be built (no compiler), `load` says why once and returns
 None, and the Python reference pass runs: transformers' bits, but not batch-invariant (MKL's products
 over k rows round differently from its one-row products: up to 2e-5 on the bundled target). Greedy
@@ -20,7 +20,6 @@ SPECDEC_KERNELS=off never loads it, for comparisons.
 """
 import hashlib
 import logging
-import math
 import os
 import platform
 import sysconfig
@@ -30,11 +29,12 @@ from pathlib import Path
 
 import torch
 
+from .gpt2 import GELU_C
+
 SOURCE = Path(__file__).with_name("gpt2_pass.cpp")
 # built on the machine that runs it, for its processor; no contraction into fused multiply-adds left to
 # the compiler (the kernel writes its own), so a loop computes an element the same way in every lane
 FLAGS = ["-O3", "-march=native", "-ffp-contract=off"]
-GELU_C = math.sqrt(2.0 / math.pi)  # as passes.GELU_C
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
