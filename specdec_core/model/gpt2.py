@@ -122,12 +122,10 @@ class GPT2Pass:
             return F.linear(h[k - keep:], self.lm_head), h
         return self._logits(x[k - keep:])
 
+    @torch.inference_mode()
     def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
         `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
-        if not torch.is_inference_mode_enabled():  # the generation functions run under it already
-            with torch.inference_mode():
-                return self(tokens, past, keep, hidden)
         k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
