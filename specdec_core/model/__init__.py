@@ -6,6 +6,7 @@
     TransformersForward, with_forward, FORWARDS
                                   which forward a model takes (the benchmark compares them)
     context_length, vocab_size    what the config says
+    batch_invariant(model)        whether its passes over several positions give its one-token passes' bits
 
 Inside, one file a job:
     cached_lm.py, batch_lm.py     the caches' bookkeeping, for one row and for many
@@ -23,6 +24,7 @@ from .batch_lm import KEEP, BatchLM
 from .cached_lm import CachedLM
 from .config import context_length, vocab_size
 from .forwards import FORWARDS, ONE_ROW_FORWARDS, TransformersForward, check_forward, with_forward
+from .passes import batch_invariant
 
-__all__ = ["KEEP", "FORWARDS", "ONE_ROW_FORWARDS", "BatchLM", "CachedLM", "TransformersForward", "check_forward",
-           "context_length", "vocab_size", "with_forward"]
+__all__ = ["KEEP", "FORWARDS", "ONE_ROW_FORWARDS", "BatchLM", "CachedLM", "TransformersForward", "batch_invariant",
+           "check_forward", "context_length", "vocab_size", "with_forward"]

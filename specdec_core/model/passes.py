@@ -40,3 +40,11 @@ def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "
             return CompiledGPT2Pass(model, rows)
         return GPT2Pass(model, rows)
     return TransformersPass(model, rows)
+
+
+def batch_invariant(model: PreTrainedModel, forward: str = "core") -> bool:
+    """Whether `model`'s passes run the compiled pass, whose rows of a pass over several positions are
+    bit for bit its one-token passes (so greedy speculative decoding cannot flip a near-tie that plain
+    decoding decides); False for the Python reference, transformers' forward, another precision."""
+    return not isinstance(model, TransformersForward) and forward == "core" and lean_gpt2(model) \
+        and kernel.runs_compiled(model)

@@ -4,6 +4,7 @@ the bundled pair. So a speculative run's verify pass hands the rule the very log
 computes at that position, and a near-tie between two tokens cannot decide differently. The same
 checks run on the Python reference pass (MKL's products over k rows) find rows that differ: they are
 not checks that cannot fail."""
+import copy
 import json
 import random
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 import torch
 
 from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, speculative_generate
-from specdec_core.model import BatchLM, CachedLM, kernel
+from specdec_core.model import BatchLM, CachedLM, batch_invariant, kernel, with_forward
 from ui.state.settings import GAMMA_RANGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,6 +146,14 @@ def test_a_near_tie_decides_the_same_in_a_verify_pass(monkeypatch, pair):
     decided differently by a pass over several positions."""
     compared, differ = verify_rows_against_plain(monkeypatch, pair, [1, 4, 5, 8, 16])
     assert compared > 1000 and differ == 0
+
+
+def test_which_passes_are_batch_invariant(pair):
+    """What a page asks before it explains a differing greedy output by a near-tie."""
+    assert batch_invariant(pair.target) and batch_invariant(pair.draft)
+    assert not batch_invariant(with_forward(pair.target, "transformers"))
+    assert not batch_invariant(pair.target, "exact")
+    assert not batch_invariant(copy.deepcopy(pair.draft).bfloat16())
 
 
 def test_the_near_tie_check_fails_on_the_python_reference(monkeypatch, pair):
