@@ -1,13 +1,15 @@
 """v(γ) = the target's verify pass over γ + 1 positions / its one-token pass, alone and inside real runs,
 for the core's passes now and at a git revision (--before), interleaved in one process.
 
-Alone: `pass_costs.pass_cost` (one pass after 64 cached tokens, the median of 3 after a warm-up).
+Alone: one pass after 64 cached tokens, every size and revision in turn, pass by pass, --alone-reps
+times; lower quartiles (the app's calibration reads those: a busy machine only ever adds time) and
+medians.
 In a run: greedy speculative runs at each γ on the held-out prompts (64 new tokens), the mean verify
 pass of the rounds that drafted all γ tokens, over the mean one-token pass of a plain greedy run on the
 same prompts in the same repetition; also the runs' decoding time, so the speedup over plain per γ.
 One torch thread; medians (lowest-highest) over the repetitions, and the load average. Run:
 
-    python scripts/verify_pass_cost.py [--before b6fa7d5] [--gammas 1-8] [--reps 5] [--alone-reps 15]
+    python scripts/verify_pass_cost.py [--before b6fa7d5] [--gammas 1-8] [--reps 5] [--alone-reps 40]
 """
 import argparse
 import json
@@ -19,7 +21,6 @@ import torch
 from draft_step_cost import model_pass_at
 
 from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate
-from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.model import cached_lm
 from specdec_core.pairs import load_pair
@@ -43,8 +44,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", default=None, help="a git revision to compare with (its passes)")
     ap.add_argument("--gammas", default="1-8")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--alone-reps", type=int, default=15)
+    ap.add_argument("--reps", type=int, default=5, help="repetitions of the runs (0: the isolated passes only)")
+    ap.add_argument("--alone-reps", type=int, default=40)
     args = ap.parse_args()
     torch.set_num_threads(1)
     lo, hi = (int(x) for x in args.gammas.split("-"))
@@ -55,15 +56,44 @@ def main() -> None:
         revs = {"before": model_pass_at(args.before), **revs}
     print(f"load average at the start {os.getloadavg()}")
 
-    alone = {(rev, k): using(p, lambda k=k: pass_cost(pair.target, k, 64, repeats=3, warmup=1))
-             for rev, p in revs.items() for k in [1] + [g + 1 for g in gammas]}
-    done = contest(alone, args.alone_reps, warm_up=True)
-    print(f"\nalone: target passes after 64 cached tokens, {done.repeats} interleaved repetitions; "
-          "one-token pass, then v(γ) per repetition, median (lowest-highest)")
+    # alone: one CachedLM per revision after the same 64 cached tokens; pass by pass, every size and
+    # revision in turn (the order reversed every other repetition), each pass rolled back after it
+    ks = [1] + [g + 1 for g in gammas]
+    g = torch.Generator().manual_seed(0)
+    context = torch.randint(0, pair.tokenizer.vocab_size, (64,), generator=g).tolist()
+    new = torch.randint(0, pair.tokenizer.vocab_size, (max(ks),), generator=g).tolist()
+    lms = {(rev, role): using(p, lambda role=role: cached_lm.CachedLM(getattr(pair, role)))()
+           for rev, p in revs.items() for role in ("target", "draft")}
+    times = {(rev, k): [] for rev in revs for k in ks + ["draft"]}
+    with torch.inference_mode():
+        for lm in lms.values():
+            lm.prefill(context)
+        for rep in range(args.alone_reps + 2):
+            order = [(rev, k) for k in ks + ["draft"] for rev in revs]
+            for rev, k in (order if rep % 2 else order[::-1]):
+                lm = lms[rev, "draft" if k == "draft" else "target"]
+                n = 1 if k == "draft" else k
+                lm.extend(new[:n])
+                lm.rollback(n)
+                if rep >= 2:  # two warm-up repetitions
+                    times[rev, k].append(lm.last_pass_s)
+    quartile = lambda xs: sorted(xs)[len(xs) // 4]
+    print(f"\nalone: target passes after 64 cached tokens, {args.alone_reps} interleaved repetitions, pass by "
+          "pass; the one-token pass (lower quartile / median), then v(γ) = pass over γ + 1 / one-token pass, "
+          "of the lower quartiles / of the medians")
     for rev in revs:
-        cells = [done.measured((rev, 1), lambda s: 1e3 * s).text(" ms", 2)]
-        cells += [done.ratios((rev, g + 1), (rev, 1), float).text("", 2) for g in gammas]
+        one = times[rev, 1]
+        cells = [f"{1e3 * quartile(one):.2f} / {1e3 * statistics.median(one):.2f} ms"]
+        cells += [f"{quartile(times[rev, g + 1]) / quartile(one):.2f} / "
+                  f"{statistics.median(times[rev, g + 1]) / statistics.median(one):.2f}" for g in gammas]
         print(f"| {rev} | " + " | ".join(cells) + " |")
+    for rev in revs:
+        draft = times[rev, "draft"]
+        print(f"{rev}: the draft's one-token pass {1e3 * quartile(draft):.3f} / {1e3 * statistics.median(draft):.3f} ms; "
+              f"c = {quartile(draft) / quartile(times[rev, 1]):.4f} / "
+              f"{statistics.median(draft) / statistics.median(times[rev, 1]):.4f}")
+    if not args.reps:
+        return
 
     prompts = [pair.tokenizer.encode(p["text"]) for p in
                json.loads((ROOT / "assets/bench_prompts.json").read_text())["prompts"] if p["kind"] == "open"]
@@ -76,30 +106,28 @@ def main() -> None:
             runs[rev, g] = using(p, lambda g=g: [speculative_generate(pair.target, drafter, r, gamma=g, trace=False)
                                                  for r in requests])
     done = contest(runs, args.reps, warm_up=True)
-    one = lambda rs: statistics.fmean(s for r in rs for s in r.target_pass_s)
-    verify = lambda g: lambda rs: statistics.fmean(t.target_pass_s for r in rs for t in r.rounds
-                                                   if len(t.draft_tokens) == g)
-    seconds = lambda rs: sum(decode_seconds(r) for r in rs) / len(rs)
+    # lower quartiles: of every pass of a kind over all runs, and of each prompt's run times over the
+    # repetitions (summed over the prompts); a busy machine only ever adds time, and these drop most of it
+    quartile = lambda xs: sorted(xs)[len(xs) // 4]
+    ones = lambda rev: [s for rs in done.results[rev, "plain"] for r in rs for s in r.target_pass_s]
+    verifies = lambda rev, g: [t.target_pass_s for rs in done.results[rev, g] for r in rs for t in r.rounds
+                               if len(t.draft_tokens) == g]
+    run_s = lambda name: sum(quartile([decode_seconds(rs[i]) for rs in done.results[name]])
+                             for i in range(len(prompts))) / len(prompts)
     print(f"\nin the runs: greedy, 64 new tokens, {len(prompts)} held-out prompts, {done.repeats} interleaved "
-          "repetitions; v(γ) = the mean full verify pass / the plain run's mean one-token pass, then decoding "
-          "ms per 64 tokens and the speedup over plain")
+          "repetitions; lower quartiles: the plain run's one-token pass, then v(γ) = the full verify pass / "
+          "that one-token pass; decoding ms per 64 tokens; the speedup over plain")
     for rev in revs:
-        vs = [ratio_across(done, (rev, "plain"), one, (rev, g), verify(g)) for g in gammas]
-        print(f"| {rev} v(γ) | {done.measured((rev, 'plain'), lambda rs: 1e3 * one(rs)).text(' ms', 2)} | "
-              + " | ".join(vs) + " |")
-        print(f"| {rev} ms per 64 tokens | {done.measured((rev, 'plain'), lambda rs: 1e3 * seconds(rs)).text('', 0)} | "
-              + " | ".join(done.measured((rev, g), lambda rs: 1e3 * seconds(rs)).text("", 0) for g in gammas) + " |")
-        print(f"| {rev} speedup | 1 | "
-              + " | ".join(done.ratios((rev, "plain"), (rev, g), seconds).text("×", 2) for g in gammas) + " |")
+        one = quartile(ones(rev))
+        print(f"| {rev} v(γ) | {1e3 * one:.2f} ms | " + " | ".join(f"{quartile(verifies(rev, g)) / one:.2f}"
+                                                             for g in gammas) + " |")
+        print(f"| {rev} ms per 64 tokens | {1e3 * run_s((rev, 'plain')):.0f} | "
+              + " | ".join(f"{1e3 * run_s((rev, g)):.0f}" for g in gammas) + " |")
+        print(f"| {rev} speedup | 1 | " + " | ".join(f"{run_s((rev, 'plain')) / run_s((rev, g)):.2f}×"
+                                                     for g in gammas) + " |")
     plain = [r.tokens for r in done.results["now", "plain"][0]]
     same = all([r.tokens for r in done.results[rev, g][0]] == plain for rev in revs for g in gammas)
     print(f"\nevery speculative output equal to plain greedy's: {same}; load average at the end {os.getloadavg()}")
-
-
-def ratio_across(done, base, base_value, name, value) -> str:
-    """value(name's results) / base_value(base's results), repetition by repetition: median (spread)."""
-    ratios = sorted(value(a) / base_value(b) for a, b in zip(done.results[name], done.results[base]))
-    return f"{statistics.median(ratios):.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})"
 
 
 if __name__ == "__main__":
