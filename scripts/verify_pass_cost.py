@@ -10,6 +10,7 @@ same prompts in the same repetition; also the runs' decoding time, so the speedu
 One torch thread; medians (lowest-highest) over the repetitions, and the load average. Run:
 
     python scripts/verify_pass_cost.py [--before b6fa7d5] [--gammas 1-8] [--reps 5] [--alone-reps 40]
+    python scripts/verify_pass_cost.py --before b6fa7d5 --race-clicks 5   (the app's race, by its own function)
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ import torch
 from draft_step_cost import model_pass_at
 
 from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate
+from specdec_core.analysis import lab, race
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.model import cached_lm
 from specdec_core.pairs import load_pair
@@ -46,6 +48,8 @@ def main() -> None:
     ap.add_argument("--gammas", default="1-8")
     ap.add_argument("--reps", type=int, default=5, help="repetitions of the runs (0: the isolated passes only)")
     ap.add_argument("--alone-reps", type=int, default=40)
+    ap.add_argument("--race-clicks", type=int, default=0,
+                    help="instead: this many presses of the Wall-Clock Race's run (race.live_race), per revision")
     args = ap.parse_args()
     torch.set_num_threads(1)
     lo, hi = (int(x) for x in args.gammas.split("-"))
@@ -55,6 +59,8 @@ def main() -> None:
     if args.before:
         revs = {"before": model_pass_at(args.before), **revs}
     print(f"load average at the start {os.getloadavg()}")
+    if args.race_clicks:
+        return race_clicks(pair, revs, args.race_clicks)
 
     # alone: one CachedLM per revision after the same 64 cached tokens; pass by pass, every size and
     # revision in turn (the order reversed every other repetition), each pass rolled back after it
@@ -125,9 +131,31 @@ def main() -> None:
               + " | ".join(f"{1e3 * run_s((rev, g)):.0f}" for g in gammas) + " |")
         print(f"| {rev} speedup | 1 | " + " | ".join(f"{run_s((rev, 'plain')) / run_s((rev, g)):.2f}×"
                                                      for g in gammas) + " |")
+    for rev in revs:  # c as the app takes it: a warm draft pass (a round's second step on) over the one-token pass
+        warm = [s for g in gammas if g > 1 for rs in done.results[rev, g] for r in rs for t in r.rounds
+                for s in t.draft_pass_s[1:]]
+        print(f"{rev}: c in the runs = {quartile(warm) / quartile(ones(rev)):.4f} (warm draft pass "
+              f"{1e3 * quartile(warm):.3f} ms, lower quartiles)")
     plain = [r.tokens for r in done.results["now", "plain"][0]]
     same = all([r.tokens for r in done.results[rev, g][0]] == plain for rev in revs for g in gammas)
     print(f"\nevery speculative output equal to plain greedy's: {same}; load average at the end {os.getloadavg()}")
+
+
+def race_clicks(pair, revs, clicks: int) -> None:
+    """The race as the app runs it by default (its documented prompt, greedy, γ 4, 64 tokens, the
+    page's own function and repetitions), `clicks` presses per revision, the revisions taking turns."""
+    request = GenerationRequest(pair.tokenizer.encode(lab.DOCUMENTED_PROMPT), 64, GREEDY).fixed_length()
+    drafter = ModelDrafter(pair.draft)
+    speedups = {rev: [] for rev in revs}
+    for click in range(clicks):
+        for rev in (list(revs) if click % 2 else list(revs)[::-1]):
+            live = using(revs[rev], lambda: race.live_race(pair.target, drafter, request, lab.DOCUMENTED_GAMMA))()
+            speedups[rev].append(live.speedups.median)
+            print(f"  click {click + 1}, {rev}: {live.speedups.text('×', 2)}")
+    for rev, xs in speedups.items():
+        print(f"{rev}: the race's speedup over {clicks} presses, median {statistics.median(xs):.2f}× "
+              f"({min(xs):.2f}–{max(xs):.2f})")
+    print(f"load average at the end {os.getloadavg()}")
 
 
 if __name__ == "__main__":
