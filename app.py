@@ -5,9 +5,23 @@ navigation, the settings sidebar kept in step with the URL, the model pair), the
 Run:  .venv/bin/python -m streamlit run app.py
 Add a chapter: its file in chapters/ and one line in ui/content/chapters.py CHAPTERS (navigation, Home's
 links and each chapter's "next" link all read it).
-"""
-from ui import frame
 
-page = frame.render()
-page.run()
-frame.next_chapter_link(page)
+The file has two lives. Streamlit runs it as each session's script (as `__main__`): the frame and the
+chapter. `streamlit run app.py` first imports it as the module `app` and, finding `app = st.App(...)`,
+serves that: the same script, plus class mode's phone page (classroom/web) as Starlette routes on the
+same server and port, over the same class store as the teacher's and projector's views.
+"""
+import streamlit as st
+from starlette.middleware import Middleware
+
+from classroom import web
+from ui.server import class_store
+
+if __name__ == "__main__":
+    from ui import frame
+
+    page = frame.render()
+    page.run()
+    frame.next_chapter_link(page)
+else:
+    app = st.App(__file__, routes=web.routes(class_store.shared), middleware=[Middleware(web.OldJoinLinks)])

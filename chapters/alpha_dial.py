@@ -8,7 +8,7 @@ from specdec_core import theory
 from ui.sections import alpha_by_kind, alpha_cost_model, alpha_measured, alpha_paper, alpha_policies
 from ui.server import measure, models
 from ui.state import dial, settings
-from ui.widgets import charts, layout, runs
+from ui.widgets import charts, layout, palette
 
 GAMMA_AXIS = list(range(1, 21))
 TRY_ALPHA = (0.6, 0.95)  # the suggestion: drag α across this range
@@ -30,7 +30,7 @@ st.session_state.setdefault("ad_hw", False)
 
 @st.fragment
 def explorer() -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
+    layout.run_marker()  # the test drivers wait on it (tests/serve.py)
     with layout.demo():
         a, g, cc = st.columns(3, vertical_alignment="bottom")
         alpha = a.slider("α (how often a draft is accepted)", 0.0, 0.99, step=0.01, key="ad_alpha")
@@ -60,7 +60,7 @@ def explorer() -> None:
         fig_e.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         fig_s.add_vline(x=gamma, line_dash="dot", line_color=charts.MUTED)
         if measured:
-            for (label, res), color in zip(measured["results"].items(), alpha_measured.drafter_colors()):
+            for (label, res), color in zip(measured["results"].items(), palette.drafter_colors()):
                 g_m = measured["gamma"]
                 fig_e.add_scatter(x=[g_m], y=[res["tokens_per_pass"]], mode="markers", name=f"measured: {label}",
                                   marker=dict(symbol="diamond", size=14, color=color, line=dict(width=1, color=charts.INK)))
@@ -84,11 +84,14 @@ def explorer() -> None:
         m[1].metric(f"Expected tokens per pass at γ = {gamma}", f"{theory.expected_tokens(alpha, gamma):.2f}")
         m[2].metric(f"Speedup at γ = {gamma}", f"{theory.speedup(alpha, gamma, c, v):.2f}×",
                     help=f"Speedup at the optimum: {theory.speedup(alpha, best, c, v):.2f}×. "
-                         + ("This machine's v(γ)." if use_hw else "The paper's v = 1."))
+                         + ("With this machine's v(γ): a pass over γ + 1 positions costs v(γ) one-token passes, "
+                            "as measured here." if use_hw else
+                            "With the paper's v = 1: a pass over γ + 1 positions costs one one-token pass."))
         if measured:
             st.caption("◆ measured on the live pair (at the γ it was run with); dashed: the formula at that drafter's "
                        "measured α. The speedup ◆ is wall-clock on this machine, so compare it with the curve when "
-                       "*This machine's v(γ)* is on and c is the drafter's own.")
+                       "*This machine's v(γ)* is on (under *Go deeper: the cost model*: the cost of one wide pass "
+                       "measured here, in one-token passes) and c is the drafter's own.")
     layout.try_this(f"drag α from {TRY_ALPHA[0]} to {TRY_ALPHA[1]} and watch the starred best γ move right; "
                     "then drag c up: every draft costs c, accepted or not, so the best γ falls back.")
     with layout.deeper("the cost model behind the curves, and speedup against c"):

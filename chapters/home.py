@@ -3,9 +3,9 @@ import streamlit as st
 
 from specdec_core.analysis import race
 from ui.content import chapters
-from ui.content import headline as headline_mod
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.server import headline as headline_mod
+from ui.state import settings
 from ui.widgets import layout
 
 HEADLINE_TOKENS = headline_mod.HEADLINE_TOKENS
@@ -88,14 +88,17 @@ with layout.demo():
                                   "CPU a pass over several positions is not free, so expect less than the paper (see "
                                   "*The Serial Tax*).")
             if s.greedy:
-                m[2].metric("Same tokens as plain greedy", "yes" if h["identical"] else "NO")
+                m[2].metric("Same tokens as plain decoding", "yes" if h["identical"] else "NO",
+                            help="At temperature 0 (greedy decoding: always the most likely token) both decoders "
+                                 "must write the very same tokens.")
             else:
                 m[2].metric("Same distribution as plain", "yes (proved)",
                             help="With sampling the two runs use their randomness differently, so the texts differ; "
                                  "the distribution they are drawn from is the same.")
-            st.caption(f"{layout.measured_badge()} The sidebar's prompt, {h['tokens']} tokens, {s.gamma} drafts per "
-                       f"round, {s.describe_sampling()}, pair **{pair.name}** (target {pair.target_params / 1e6:.1f}M "
-                       f"params, drafter {pair.draft_params / 1e6:.1f}M) on this machine's {pair.device.upper()}.")
+            st.caption(f"{layout.measured_badge()} The sidebar's prompt, {h['tokens']} tokens, {s.gamma} drafts "
+                       f"checked per target pass, {s.describe_sampling()}, pair **{pair.name}** "
+                       f"(target {pair.target_params / 1e6:.1f}M params, drafter {pair.draft_params / 1e6:.1f}M) "
+                       f"on this machine's {pair.device.upper()}.")
             if speedup:
                 demo.spread_note(speedup, "Wall-clock speedup")
 layout.try_this("set temperature to 0 in the sidebar: the speculative and the plain decoder now produce the "

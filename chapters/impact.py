@@ -8,8 +8,8 @@ from plotly.subplots import make_subplots
 from specdec_core import NgramDrafter, UnigramDrafter
 from specdec_core.analysis import race
 from ui.sections import impact_limits, impact_lineage
-from ui.server import admission, measure, models
-from ui.state import demo, settings
+from ui.server import admission, demo, measure, models
+from ui.state import settings
 from ui.widgets import charts, chips, layout, palette, tables
 
 # A prompt that repeats itself: prompt lookup can copy what followed the earlier occurrence.
@@ -83,6 +83,11 @@ with st.container(key="lesson-demo"):
                   "speedup (measured, median)": round(r["speedup"], 2),
                   "range over the runs": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}"} for r in rows]
         tables.show(table, key="im_table")
+        st.caption("Two counts of one yield: *tokens per target pass* divides the tokens written by the target's "
+                   "passes; *mean acceptance length* (vLLM's name) averages accepted drafts + 1 over the rounds. They "
+                   "differ only in how the prompt's pass and the end of the text are counted. *Draft passes per "
+                   "token*: the drafter's passes ÷ the tokens written (none for prompt lookup). c: one draft pass as "
+                   "a fraction of a target pass.")
         names = [r["drafter"] for r in rows]
         # one colour per drafter, however many the pair offers (the names on the axis carry the meaning)
         colors = [palette.color(palette.CATEGORICAL[i % len(palette.CATEGORICAL)]) for i in range(len(rows))]
@@ -109,6 +114,6 @@ with st.container(key="lesson-demo"):
 
 st.subheader("Go deeper")
 with st.expander("The lineage: from two papers to every serving stack"):
-    impact_lineage.render()
+    impact_lineage.show()
 with st.expander("What speculation did not solve, with batches measured live"):
-    impact_limits.render(pair)
+    impact_limits.show(pair)

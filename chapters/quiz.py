@@ -23,7 +23,7 @@ s = settings.current()
 st.header("Quiz")
 layout.intro(
     "The **full practice bank** has every question on every chapter; the **class quiz** is the short one a class "
-    "takes together, one question per chapter's idea. Either comes in an order set by the seed, and each answer "
+    "takes together, its questions in the chapters' order. Either comes in an order set by the seed, and each answer "
     "is checked at once, with an explanation and a link to the chapter that covers it.",
     "answer one question wrong on purpose and follow the link: the chapter shows the idea live.")
 # A radio, not a segmented control: the dark theme writes a selected segment in its red, under 4.5:1.

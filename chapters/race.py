@@ -9,8 +9,8 @@ import streamlit as st
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
 from ui.sections import race_peer, race_simulated, race_sweep
-from ui.server import measure, models
-from ui.state import demo, settings
+from ui.server import demo, measure, models
+from ui.state import settings
 from ui.widgets import chips, layout
 
 REPLAY_S = 4.0  # a replay lasts about this long, whatever the race's real duration

@@ -11,7 +11,7 @@ from specdec_core.request import GenerationRequest
 from ui.sections import round_distributions, round_drafting, round_rule
 from ui.server import admission, measure, models
 from ui.state import settings
-from ui.widgets import charts, chips, layout, runs, stepper, tables
+from ui.widgets import charts, chips, layout, stepper, tables
 from ui.widgets.stepper import Cursor
 
 s = settings.current()
@@ -30,23 +30,28 @@ def generation(pair_id: str, request: GenerationRequest, policy_args: tuple, _pa
 
 
 st.header("A Round, Token by Token")
-layout.idea("the target keeps each draft with probability min(1, p/q) and, at the first rejection, "
-            "draws from what p has left over, so every token comes out exactly as the target alone would sample it.")
+# p and q named as in Leviathan et al. 2022 (§2.3: p the target's distribution, q the approximation's) and Chen
+# et al. 2023 (Algorithm 2, where q is the target's and p the drafter's: the opposite letters).
+layout.idea("with p the target's next-token probabilities and q the drafter's, the target keeps each draft x with "
+            "probability min(1, p(x)/q(x)) and, at the first rejection, draws from what p has left over, so every "
+            "token comes out exactly as the target alone would sample it.")
 
 
 # --- a worked example: two tokens, computed by the sampler's own functions --------------------------
+EXAMPLE_P, EXAMPLE_Q = (0.6, 0.4), (0.3, 0.7)  # the worked example's two-token distributions (target, drafter)
+
+
 def worked_example() -> None:
-    p_t, q_t = torch.tensor([0.6, 0.4], dtype=torch.float64), torch.tensor([0.3, 0.7], dtype=torch.float64)
+    p_t, q_t = torch.tensor(EXAMPLE_P, dtype=torch.float64), torch.tensor(EXAMPLE_Q, dtype=torch.float64)
     accept = sampler.acceptance_probability(p_t, q_t).tolist()  # min(1, p/q) per token
     residual = sampler.residual_distribution(p_t, q_t).tolist()  # norm(max(0, p − q))
-    shared = torch.minimum(p_t, q_t).tolist()
-    p, q, beta = p_t.tolist(), q_t.tolist(), sum(shared)
+    p, q = p_t.tolist(), q_t.tolist()
     st.markdown(
-        f"**By hand.** Two tokens A and B, p = ({p[0]:g}, {p[1]:g}), q = ({q[0]:g}, {q[1]:g}). Drafted B: keep it with "
-        f"min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**. Drafted A: min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. "
-        f"After a rejection, draw from norm(max(0, p − q)) = **({residual[0]:g}, {residual[1]:g})**: A, never the "
-        f"rejected B. A draft passes with β = Σ min(p, q) = {shared[0]:g} + {shared[1]:g} = **{beta:g}**, this "
-        "position's acceptance chance.")
+        f"**By hand.** Two tokens A and B; the target says p = ({p[0]:g}, {p[1]:g}), the drafter q = ({q[0]:g}, "
+        f"{q[1]:g}). Drafted B: keep it with min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**. Drafted A: "
+        f"min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. After a rejection, draw from norm(max(0, p − q)): the "
+        f"probability p has beyond q, rescaled by norm(·) to sum to 1, here **({residual[0]:g}, {residual[1]:g})**: "
+        "A, never the rejected B.")
 
 
 worked_example()
@@ -84,8 +89,8 @@ def _text(tokens) -> str:
 
 PHASE_TEXT = {
     "draft": "**1 · Draft.** The drafter runs {n} cheap passes, sampling each x_i from its own q_i.",
-    "verify": "**2 · Verify.** ONE target pass over the last committed token and all {n} drafts gives p at "
-              "{n1} positions. The ratio min(1, p(x)/q(x)) is now known for every draft.",
+    "verify": "**2 · Verify.** ONE target pass over the text's last token (the last one kept for good) and all {n} "
+              "drafts gives p at {n1} positions. The ratio min(1, p(x)/q(x)) is now known for every draft.",
     "check": "**3 · Judge draft {i}.** {rule}",
     "emit_corrective": "**4 · Corrective token.** Draft {i} was rejected, so it and everything after it is "
                        "dropped. The replacement is drawn from the residual norm(max(0, p − q)) at that position.",
@@ -111,11 +116,12 @@ def rollback_view(r) -> None:
                      "after the rollback": catch[1] if catch else None,
                      "what changed": "fed the drafts as it drew them; at its next call it drops what the text no longer "
                                      "shares and feeds the corrective token (its catch-up)"})
-    st.markdown("**The KV caches around the rejection.** Each model keeps a KV cache (The Serial Tax: the keys "
-                "and values of every token it has read). Rejected drafts must leave both caches:")
+    st.markdown("**The KV caches around the rejection.** Each model keeps a KV cache: the keys and values it has "
+                "computed for every token it has read, so that a pass only works on new tokens (The Serial Tax). "
+                "Rejected drafts must leave both caches:")
     tables.show(rows, key="rr_caches")
     st.caption(f"{layout.measured_badge()} Token counts read from this round's trace. The target's cache never "
-               "holds the corrective token: it is the last committed token, fed by the next verify pass. The "
+               "holds the corrective token: it is the text's last token, fed by the next verify pass. The "
                "drafter's rollback happens at its next call (the next round's first pass), which also feeds the "
                "corrective token; a drafter with no cache (one that copies its drafts from the text so far) has "
                "nothing to roll back.")
@@ -123,7 +129,7 @@ def rollback_view(r) -> None:
 
 @st.fragment
 def round_view() -> None:
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
+    layout.run_marker()  # the test drivers wait on it (tests/serve.py)
     cur: Cursor = st.session_state["rr_cursor"]
     r = rounds[cur.round]
     n = len(r.draft_tokens)
@@ -151,8 +157,8 @@ def round_view() -> None:
     if name == "check":
         if s.greedy:
             verdict = "accepted" if i < r.n_accepted else "rejected"
-            rule = (f"Greedy: the draft is kept only if it is the target's argmax. It is "
-                    f"{'' if verdict == 'accepted' else 'not '}the argmax, so it is **{verdict}**.")
+            rule = (f"Greedy: the draft is kept only if it is the target's top token. It is "
+                    f"{'' if verdict == 'accepted' else 'not '}the target's top token, so it is **{verdict}**.")
         else:
             u, a = r.uniforms[i], r.accept_prob[i]
             rule = (f"Keep it if u < min(1, p/q): u = {u:.3f}, min(1, p/q) = {a:.3f}, so it is "
@@ -179,8 +185,6 @@ def round_view() -> None:
     # Per-position numbers, straight from the trace.
     frame = drafts_frame([r]).drop(columns=["round"])
     frame.insert(2, "text", [t.replace("\n", "↵") for t in chips.token_strings(pair.tokenizer, r.draft_tokens)])
-    overlap_col = "β: Σ min(p, q) = 1 − TV(p, q)"
-    frame[overlap_col] = r.overlap if r.overlap is not None and verified else None
     if not verified:
         frame[["p(x)", "accept_prob"]] = None
     frame.loc[frame["draft_pos"] > shown, ["u", "verdict"]] = None
@@ -204,16 +208,12 @@ def round_view() -> None:
                           legend=dict(orientation="h", y=-0.25), xaxis=dict(type="category"))
         st.plotly_chart(fig, key="rr_bars")
     with right:
-        tables.show(frame, key="rr_positions", formats={c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u", overlap_col)})
-        if verified and r.overlap:
-            st.caption(f"{layout.measured_badge()} The last column is β at each position, from the full rows of p "
-                       "and q: Σ min(p, q), the chance that a draft drawn from q passes there. It equals 1 − TV(p, q), "
-                       "one minus the total variation distance. α is β's expectation over positions; the mean of the "
-                       "min(1, p/q) column over judged drafts (what the app calls measured α) estimates it from the "
-                       "one draft each position actually got.")
+        tables.show(frame, key="rr_positions", formats={c: ".3f" for c in ("q(x)", "p(x)", "min(1, p/q)", "u")})
         if s.greedy:
-            st.caption("Greedy: p and q are one-hot, so p(x) is 1 exactly when the draft is the target's argmax; "
-                       "no uniform draws are needed.")
+            st.caption("Greedy: p and q are one-hot (all their probability on the top token), so p(x) is 1 exactly "
+                       "when the draft is the target's top token; no uniform draws are needed.")
+        with layout.deeper("β, α and this run's other acceptance figures", key="rr_acceptance_figures"):
+            acceptance_figures(r, verified)
 
     # The corrective or bonus token and where it came from.
     if name == "emit":
@@ -260,12 +260,34 @@ def round_view() -> None:
                            mime="text/csv", key="rr_csv", icon=":material/download:", on_click="ignore")
 
 
+def acceptance_figures(r, verified: bool) -> None:
+    """The acceptance figures beyond min(1, p/q), folded: β per position of this round, then the whole run's
+    tokens per target pass and accepted ÷ drafted, each said to be what it is (and what it is not)."""
+    # β = Σ min(p, q): Leviathan et al. 2022, §3.2 (Theorem 3.5, Corollary 3.6); α = E(β), Definition 3.2.
+    shared = [min(a, b) for a, b in zip(EXAMPLE_P, EXAMPLE_Q)]
+    st.markdown(f"**β, the chance a draft passes at one position.** A draft x drawn from q passes with chance "
+                f"Σ_x q(x)·min(1, p(x)/q(x)) = Σ min(p, q) = β. In the example above: β = {shared[0]:g} + "
+                f"{shared[1]:g} = **{sum(shared):g}**.")
+    if verified and r.overlap is not None:
+        tables.show([{"position": j + 1, "β = Σ min(p, q) = 1 − TV(p, q)": b} for j, b in enumerate(r.overlap)],
+                    key="rr_overlap", formats={"β = Σ min(p, q) = 1 − TV(p, q)": ".3f"})
+        st.caption(f"{layout.measured_badge()} β at each position of this round, from the full rows of p and q: "
+                   "Σ min(p, q), the chance that a draft drawn from q passes there. It equals 1 − TV(p, q), one "
+                   "minus the total variation distance. The paper's α is β's expectation over the positions a text "
+                   "runs into; the mean of the min(1, p/q) column over judged drafts (what the app calls measured "
+                   "α) estimates it from the one draft each position actually got.")
+    else:
+        st.caption("β at each position appears once the target pass has given p (the Verify step).")
+    st.caption(f"{layout.measured_badge()} The whole run: {len(rounds)} rounds, {result.tokens_per_pass:.2f} tokens "
+               f"per target pass, acceptance rate (accepted ÷ drafted) {result.acceptance_rate:.0%}. The acceptance "
+               "rate is not α: it also counts the drafts after a rejection, which the target never judged, so it "
+               "runs below α.")
+
+
 # --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
 with layout.demo():
     st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
-               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds, "
-               f"{result.tokens_per_pass:.2f} tokens per target pass, acceptance rate "
-               f"(accepted ÷ drafted) {result.acceptance_rate:.0%}.")
+               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
     round_view()
 layout.try_this("step through one round, then set temperature to 0: the draws u vanish and a draft passes "

@@ -7,8 +7,8 @@ import streamlit as st
 
 from specdec_core import autoregressive_generate
 from ui.sections import serial_sweep, serial_verify_factor
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.state import settings
 from ui.widgets import chips, layout
 
 SLOW_MOTION_S = 0.08  # pause after each token when slow motion is on (not counted in any timing)

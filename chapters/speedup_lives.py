@@ -29,8 +29,9 @@ ids = models.require_prompt_ids(pair)
 
 st.header("Where the Speedup Lives")
 st.markdown("A target pass over k positions computes k next-token distributions. Plain decoding asks for one per "
-            "pass; speculative decoding asks for γ + 1 and **uses every one up to the first rejection**. Each square "
-            "is one distribution, at the pass that computed it (row) and the position it predicts (column).")
+            "pass; speculative decoding asks for γ + 1 and **uses every one up to and including the first "
+            "rejection** (all γ + 1 if none is rejected). Each square is one distribution: its pass (row), the "
+            "position it predicts (column).")
 lesson = st.container(key="lesson-demo")
 
 
@@ -90,9 +91,9 @@ lesson.markdown(f"{layout.measured_badge()} Both decoders use exactly one distri
                 f"({spec_sum['used']} here). Speculative decoding computed {spec_sum['computed'] - spec_sum['used']} "
                 "more and discarded them (crosses): the price of guessing wrong, paid in arithmetic that would "
                 "otherwise have sat idle.")
-lesson.info("**Try this:** switch the drafter to the n-gram lookup (no model: it proposes what followed the last few "
-            "tokens where they appeared before), then set temperature to 0 in the sidebar: the rows get longer "
-            "where the text starts repeating itself.", icon=":material/lightbulb:")
+lesson.info("**Try this:** switch to the n-gram lookup (no model: it copies what followed the last few tokens "
+            "earlier in the text) and set temperature to 0 in the sidebar: rows get longer where the text repeats.",
+            icon=":material/lightbulb:")
 with st.expander("Reading the grid"):
     st.markdown(
         "The accounting of *which* distributions decide the text is the same in both decoders; the difference is "
@@ -104,7 +105,7 @@ with st.expander("Reading the grid"):
 
 st.subheader("Go deeper")
 with st.expander("Lossless vs compression, measured: quantised, truncated and distilled copies of the target"):
-    speedup_lives_lossless.render(pair, s)
+    speedup_lives_lossless.show(pair, s)
 with st.expander("The acceleration marketplace"):
     c1, c2 = st.columns(2)
     with c1.container(border=True):
@@ -120,7 +121,7 @@ with st.expander("The acceleration marketplace"):
     st.markdown("The general lesson: look for work the hardware could already do for free that your protocol never "
                 "requests.")
 st.success(
-    "**Verdict: latency arbitrage.** During one-token decoding an accelerator spends most of a pass waiting for "
-    "weights to arrive from memory, so checking several positions costs almost the same as checking one. "
-    "Speculative decoding asks for those positions, with bookkeeping exact enough that the answer is unchanged.",
+    "**Verdict: latency arbitrage.** In one-token decoding an accelerator mostly waits for weights to arrive from "
+    "memory, so checking several positions costs about as much as checking one; speculative decoding asks for "
+    "those positions, and the answer stays exact.",
     icon=":material/balance:")

@@ -4,9 +4,9 @@ import streamlit as st
 
 from specdec_core import theory
 from ui.content import chapters, paper, reading
-from ui.content.headline import HEADLINE_TOKENS, headline
-from ui.server import measure, models
-from ui.state import demo, settings
+from ui.server import demo, measure, models
+from ui.server.headline import HEADLINE_TOKENS, headline
+from ui.state import settings
 from ui.widgets import layout
 
 s = settings.current()
@@ -62,7 +62,7 @@ def takeaways(h: dict, profile, speedup_here) -> None:
              f"{speedup_here.median:.2f}× wall-clock (median of interleaved races)." if speedup_here else
              "not measured yet for these settings: press *Measure the wall-clock speedup here* on Home.",
              f"{paper.SPEEDUP} faster than T5X on T5-XXL, no retraining, identical outputs.")
-    takeaway("The gain is set by α (earned by the drafter) and γ (a slider), with a best γ for each α.",
+    takeaway("The gain is set by α (earned by the drafter) and γ (a slider), with a best γ for each α and c.",
              "chapters/alpha_dial.py",
              (f"measured α = {alpha_here:.2f} on the sidebar prompt; with this machine's c and v the best γ is {best_here}."
               if best_here is not None else "no draft was judged on this request: try more tokens."),
@@ -70,8 +70,9 @@ def takeaways(h: dict, profile, speedup_here) -> None:
              f"(Table 2; the app recomputes Table 1 on the α Dial).")
     alphas = [row[4] for row in paper.TABLE_2]
     n_drafters = len(pair.drafts) + len(pair.self_drafters) + 2  # the models, the heads, prompt lookup, unigram
-    takeaway("It grew a family: speculative sampling, Medusa, EAGLE, n-gram drafters; now standard in serving "
-             "stacks.",
+    # Chen et al.'s speculative sampling is the same method found independently (arXiv 2302.01318), not a descendant.
+    takeaway("Found twice (Chen et al.'s speculative sampling), then it grew a family: Medusa, EAGLE, n-gram "
+             "drafters; now standard in serving stacks.",
              "chapters/impact.py",
              f"the shoot-out on Impact races {n_drafters} kinds of drafter for the same target on this machine: "
              "small models, heads that read the target, prompt lookup and a unigram floor.",

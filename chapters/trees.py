@@ -30,7 +30,7 @@ if not st.session_state.get("tr_initialised"):
     st.session_state["tr_initialised"] = True
 
 st.header("Beyond One Guess: Token Trees")
-layout.idea("a chain of drafts dies at its first wrong token; a *tree* keeps a few alternatives at "
+layout.idea("a chain of drafts ends at its first rejected token; a *tree* keeps a few alternatives at "
             "each depth, and the target checks every branch in the same single pass, still exactly.")
 for message in st.session_state.pop("tr_warnings", []):
     st.warning(message, icon=":material/tune:")

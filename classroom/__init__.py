@@ -7,6 +7,7 @@ votes from their phones, the projector shows counts. SQLite by default, PostgreS
     store.open_vote(info.code, info.teacher_key, "q1")
     store.vote(info.code, me, "q1", option=2)
     store.tally(info.code, "q1")              # {0: 0, 1: 0, 2: 1, 3: 0}
+    store.facts(info.code)                    # answers shown, demo verdicts (RoomFacts)
 
 Refusals are ClassError (a ValueError) subclasses with plain-words messages; a wrong teacher key is a
 PermissionError. A refused call writes nothing.
@@ -16,7 +17,7 @@ from pathlib import Path
 from .engine import ENV_VAR, default_url
 from .errors import BadInput, BadOption, ClassError, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
 from .questions import BANK_FILE, Bank, Question, bank_from, load_bank
-from .store import MAX_CLASSES, MAX_QUESTIONS, MAX_STUDENTS, RETENTION, ClassInfo, ClassState, Store
+from .store import MAX_CLASSES, MAX_QUESTIONS, MAX_STUDENTS, RETENTION, ClassInfo, ClassState, RoomFacts, Store
 
 
 def open_store(url: str | None = None, bank: Bank | Path | None = None, clock=None) -> Store:
@@ -31,7 +32,7 @@ def open_store(url: str | None = None, bank: Bank | Path | None = None, clock=No
 
 
 __all__ = [
-    "open_store", "default_url", "ENV_VAR", "Store", "ClassInfo", "ClassState", "Bank", "Question", "load_bank",
+    "open_store", "default_url", "ENV_VAR", "Store", "ClassInfo", "ClassState", "RoomFacts", "Bank", "Question", "load_bank",
     "bank_from", "BANK_FILE", "RETENTION", "MAX_STUDENTS", "MAX_QUESTIONS", "MAX_CLASSES",
     "ClassError", "BadInput", "BadOption", "TooManyRequests", "UnknownClass", "UnknownQuestion", "UnknownStudent",
     "VoteNotOpen",

@@ -24,10 +24,9 @@ from sqlalchemy import (
 
 from .errors import ClassError
 
-SCHEMA_VERSION = 1
-# Upgrade steps: UPGRADES[v](conn) takes a version-v database to v + 1 (none yet: version 1 is the first).
-UPGRADES: dict = {}
+SCHEMA_VERSION = 2
 
+VERDICT_MAX = 500  # characters of a demo's verdict sentence
 metadata = MetaData()
 
 schema_version = Table(
@@ -46,6 +45,9 @@ classes = Table(
     Column("round", Integer),  # the current round of it
     Column("vote_open", Boolean, nullable=False, default=False),
     Column("revealed", Boolean, nullable=False, default=False),
+    # One more after every change the room sees (a vote opened, closed, revealed, hidden, an answer shown,
+    # a demo's verdict): a phone that already has this version has nothing new to fetch.
+    Column("version", Integer, nullable=False, default=0),
 )
 
 class_questions = Table(
@@ -82,6 +84,27 @@ votes = Table(
     PrimaryKeyConstraint("class_id", "question_id", "round", "student_id", name="votes_one_per_student"),
 )
 Index("votes_by_student", votes.c.student_id)
+
+# What the room may see of a question beyond its votes: whether the teacher showed the right answer, and
+# a predict-the-demo question's verdict once the demo has run. A row only once one of them is set.
+question_facts = Table(
+    "question_facts", metadata,
+    Column("class_id", Integer, ForeignKey("classes.id", ondelete="CASCADE"), nullable=False),
+    Column("question_id", String(64), nullable=False),
+    Column("answer_shown", Boolean, nullable=False, default=False),
+    Column("verdict_option", Integer),  # the option the demo decided (None: no verdict yet)
+    Column("verdict_text", String(VERDICT_MAX)),  # the sentence that says why
+    PrimaryKeyConstraint("class_id", "question_id", name="question_facts_one_per_question"),
+)
+
+
+def _add_version_column(conn) -> None:
+    """Version 1 to 2: the classes' change counter (question_facts is new: create_all makes it)."""
+    conn.execute(text("ALTER TABLE classes ADD COLUMN version INTEGER NOT NULL DEFAULT 0"))
+
+
+# Upgrade steps: UPGRADES[v](conn) takes a version-v database to v + 1.
+UPGRADES: dict = {1: _add_version_column}
 
 VOTE_KEY = ("class_id", "question_id", "round", "student_id")
 

@@ -21,7 +21,7 @@ from . import checks, codes
 from .engine import WRITE, make_engine
 from .errors import BadInput, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
 from .questions import Bank
-from .schema import VOTE_KEY, class_questions, classes, ensure_schema, students, votes
+from .schema import VERDICT_MAX, VOTE_KEY, class_questions, classes, ensure_schema, question_facts, students, votes
 
 RETENTION = timedelta(days=30)  # a class, its students and its votes are deleted this long after creation
 MAX_QUESTIONS = 100  # per class
@@ -48,6 +48,14 @@ class ClassState:
     revealed: bool  # whether the room sees the current round's histogram
     students: int  # joined so far
     answers: int  # votes in the current question's current round
+
+
+@dataclass(frozen=True)
+class RoomFacts:
+    """What the room may see of a class's questions beyond the votes, as the database has it now."""
+    version: int  # one more after every change the room sees (Store.room_version)
+    answer_shown: frozenset[str]  # questions whose right answer the teacher showed
+    verdicts: dict[str, tuple[int, str]]  # predict-the-demo question -> (the option the demo decided, why)
 
 
 def record_vote(conn, values: dict) -> None:
@@ -132,13 +140,15 @@ class Store:
             row = self._teacher_class(conn, code, teacher_key)
             self._n_options(conn, row.id, question_id)
             conn.execute(classes.update().where(classes.c.id == row.id).values(
-                question_id=question_id, round=checks.round_(round), vote_open=True, revealed=False))
+                question_id=question_id, round=checks.round_(round), vote_open=True, revealed=False,
+                version=classes.c.version + 1))
 
     def close_vote(self, code, teacher_key) -> None:
         """Stop accepting votes for the current question and round (no-op when none is open)."""
         with self._write() as conn:
             row = self._teacher_class(conn, code, teacher_key)
-            conn.execute(classes.update().where(classes.c.id == row.id).values(vote_open=False))
+            conn.execute(classes.update().where(classes.c.id == row.id).values(vote_open=False,
+                                                                                version=classes.c.version + 1))
 
     def reveal(self, code, teacher_key) -> None:
         """Show the current round's histogram to the room; closes the vote, so what the room sees is
@@ -147,13 +157,33 @@ class Store:
             row = self._teacher_class(conn, code, teacher_key)
             if row.question_id is None:
                 raise VoteNotOpen("no question has been opened yet: there is nothing to reveal")
-            conn.execute(classes.update().where(classes.c.id == row.id).values(vote_open=False, revealed=True))
+            conn.execute(classes.update().where(classes.c.id == row.id).values(vote_open=False, revealed=True,
+                                                                                version=classes.c.version + 1))
 
     def hide(self, code, teacher_key) -> None:
         """Take the histogram off the room's screen (the votes are kept)."""
         with self._write() as conn:
             row = self._teacher_class(conn, code, teacher_key)
-            conn.execute(classes.update().where(classes.c.id == row.id).values(revealed=False))
+            conn.execute(classes.update().where(classes.c.id == row.id).values(revealed=False,
+                                                                                version=classes.c.version + 1))
+
+    def show_answer(self, code, teacher_key, question_id) -> None:
+        """Let the room see this question's right answer (before the second vote, which shows it anyway)."""
+        with self._write() as conn:
+            row = self._teacher_class(conn, code, teacher_key)
+            self._n_options(conn, row.id, question_id)
+            self._set_facts(conn, row.id, question_id, answer_shown=True)
+
+    def record_verdict(self, code, teacher_key, question_id, option, why) -> None:
+        """A predict-the-demo question's verdict, once its demo has run: the option it decided and a
+        sentence saying why (the room sees both; a later run replaces them)."""
+        checks.whole(option, "the verdict's option")
+        if not isinstance(why, str) or len(why) > VERDICT_MAX:
+            raise BadInput(f"a verdict is a sentence of at most {VERDICT_MAX} characters")
+        with self._write() as conn:
+            row = self._teacher_class(conn, code, teacher_key)
+            checks.option(option, self._n_options(conn, row.id, question_id))
+            self._set_facts(conn, row.id, question_id, verdict_option=option, verdict_text=why)
 
     # --- students --------------------------------------------------------------------------------------
 
@@ -214,6 +244,39 @@ class Store:
             return ClassState(row.code, ids, row.question_id, row.round, bool(row.vote_open), bool(row.revealed),
                               joined, answers)
 
+    def room_version(self, code) -> int:
+        """The class's change counter: one more after every change the room sees (open, close, reveal,
+        hide, an answer shown, a verdict). One indexed read: a phone asks it before anything else."""
+        with self._read() as conn:
+            version = conn.execute(select(classes.c.version).where(classes.c.code == checks.code(code))).scalar()
+        if version is None:
+            raise UnknownClass("no class has this code (it may have ended): check the code on the screen")
+        return version
+
+    def facts(self, code) -> RoomFacts:
+        """The answers shown and the demo verdicts of this class, with its change counter."""
+        with self._read() as conn:
+            row = self._class(conn, code)
+            rows = conn.execute(select(question_facts).where(question_facts.c.class_id == row.id)).all()
+        return RoomFacts(row.version, frozenset(r.question_id for r in rows if r.answer_shown),
+                         {r.question_id: (r.verdict_option, r.verdict_text) for r in rows if r.verdict_option is not None})
+
+    def check_student(self, code, student_id) -> None:
+        """Nothing when `student_id` joined this class; UnknownStudent otherwise."""
+        student_id = checks.student(student_id)
+        with self._read() as conn:
+            self._student(conn, self._class(conn, code).id, student_id)
+
+    def ballot(self, code, student_id, question_id, round=1) -> int | None:
+        """This student's vote (the option) in this question and round, None before any."""
+        student_id, question_id, round = checks.student(student_id), checks.question_id(question_id), checks.round_(round)
+        with self._read() as conn:
+            row = self._class(conn, code)
+            who = self._student(conn, row.id, student_id)
+            return conn.execute(select(votes.c.option).where(
+                votes.c.class_id == row.id, votes.c.question_id == question_id, votes.c.round == round,
+                votes.c.student_id == who.id)).scalar()
+
     def tally(self, code, question_id, round=1) -> dict[int, int]:
         """Votes per option index for this question and round, every option present (0 when unvoted)."""
         question_id, round = checks.question_id(question_id), checks.round_(round)
@@ -268,6 +331,22 @@ class Store:
             raise PermissionError("this is not the teacher key of this class")
         return row
 
+    def _student(self, conn, class_id, token, lock=False):
+        query = select(students).where(students.c.token == token, students.c.class_id == class_id)
+        who = conn.execute(query.with_for_update() if lock else query).first()
+        if who is None:
+            raise UnknownStudent("this student has not joined this class: join again with the code")
+        return who
+
+    def _set_facts(self, conn, class_id, question_id, **values) -> None:
+        """Insert or update this question's facts row, and count the change for the room."""
+        key = {"class_id": class_id, "question_id": question_id}
+        updated = conn.execute(question_facts.update().where(question_facts.c.class_id == class_id,
+                                                             question_facts.c.question_id == question_id).values(**values))
+        if updated.rowcount == 0:  # the class row is locked (BEGIN IMMEDIATE / FOR UPDATE): no racing insert
+            conn.execute(question_facts.insert().values(**{"answer_shown": False, **key, **values}))
+        conn.execute(classes.update().where(classes.c.id == class_id).values(version=classes.c.version + 1))
+
     def _n_options(self, conn, class_id, question_id) -> int:
         n = conn.execute(select(class_questions.c.n_options).where(
             class_questions.c.class_id == class_id,
@@ -278,6 +357,6 @@ class Store:
 
     def _expire(self, conn, now: float) -> int:
         old = select(classes.c.id).where(classes.c.created_at < now - RETENTION.total_seconds())
-        for table in (votes, students, class_questions):  # children first: no reliance on ON DELETE CASCADE
+        for table in (votes, students, class_questions, question_facts):  # children first: no reliance on ON DELETE CASCADE
             conn.execute(delete(table).where(table.c.class_id.in_(old)))
         return conn.execute(delete(classes).where(classes.c.id.in_(old))).rowcount

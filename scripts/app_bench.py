@@ -28,8 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from ui.server import serve  # noqa: E402
-from ui.server.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests import serve  # noqa: E402
+from tests.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 TIMEOUT_MS = 300_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")

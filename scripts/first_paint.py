@@ -2,14 +2,15 @@
 
     .venv/bin/python scripts/first_paint.py [--pages home,race] [--port 8765] [--screenshots DIR] [--json FILE]
 
-Starts `streamlit run app.py` headless (ui/server/serve.py, as the browser tests do; with `--port` an
+Starts `streamlit run app.py` headless (tests/serve.py, as the browser tests do; with `--port` an
 app already served there is measured instead), opens each chapter in headless Chromium at 1280×720 with
 the sidebar open, waits until the script has run to the end, and prints per chapter:
 
 - words: the words of prose visible at first paint in the main area: text that is rendered and visible
   (not inside a collapsed expander, a tab not selected, a popover), anywhere on the page (not only the
   first 720 px); charts' own text, generated tokens (chips), formulas and icon names left out;
-- controls: visible buttons, sliders, selects, radios, checkboxes, toggles and inputs in the main area;
+- controls: visible buttons, sliders, selects, radios, checkboxes, toggles and inputs in the main area, and
+  where the first of them starts (px from the top of the page: what a reader can touch first);
 - charts: visible charts in the main area;
 - height: the main area's height in px (how far a teacher scrolls);
 - demo: where the chapter's main demo starts (px from the top of the page) and whether that is within the
@@ -29,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests import serve  # noqa: E402
 from ui.content import chapters  # noqa: E402
-from ui.server import serve  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector
 SCRIPT_TIMEOUT_MS = 240_000  # a fresh server's first page loads the models and times passes
@@ -63,6 +64,8 @@ _MEASURE_JS = """([controls, charts, mark]) => {
     words += w.length; if (w.length) parts.push(w.join(' '));
   }
   const count = ids => ids.reduce((k, id) => k + [...main.querySelectorAll(`[data-testid="${id}"]`)].filter(seen).length, 0);
+  const tops = controls.flatMap(id => [...main.querySelectorAll(`[data-testid="${id}"]`)].filter(seen)
+                                          .map(el => el.getBoundingClientRect().top));
   const block = main.querySelector('[data-testid="stMainBlockContainer"]') || main;
   let demo = null, how = null;
   for (const [sel, name] of [[`.st-key-${mark}`, 'marked'], [chartSel, 'first chart'],
@@ -72,7 +75,8 @@ _MEASURE_JS = """([controls, charts, mark]) => {
   }
   const next = [...main.querySelectorAll('[data-testid="stPageLink"]')].filter(seen)
                .some(a => /^\\s*(arrow_forward)?\\s*Next:/.test(a.innerText));
-  return {words, controls: count(controls), charts: count(charts.filter(c => c !== 'stImage')),
+  return {words, controls: count(controls), control_top: tops.length ? Math.round(Math.min(...tops)) : null,
+          charts: count(charts.filter(c => c !== 'stImage')),
           height: Math.round(block.scrollHeight), demo_top: demo ? Math.round(demo.getBoundingClientRect().top) : null,
           demo_how: how, next_link: next, exceptions: main.querySelectorAll('[data-testid="stException"]').length,
           text: parts.join(' | ')};
@@ -132,16 +136,17 @@ def open_chapter(browser, base: str, chapter, screenshot: Path | None = None) ->
 
 
 def table(rows: dict) -> str:
-    head = f"{'chapter':<20} {'words':>6} {'ctrls':>6} {'charts':>6} {'height':>7} {'demo@':>6} {'fold':>5} " \
+    head = f"{'chapter':<20} {'words':>6} {'ctrls':>6} {'ctrl@':>6} {'charts':>6} {'height':>7} {'demo@':>6} {'fold':>5} " \
            f"{'next':>5} {'load s':>7}  demo is"
     lines = [head, "-" * len(head)]
     for name, m in rows.items():
-        lines.append(f"{name:<20} {m['words']:>6} {m['controls']:>6} {m['charts']:>6} {m['height']:>7} "
+        lines.append(f"{name:<20} {m['words']:>6} {m['controls']:>6} "
+                     f"{m['control_top'] if m['control_top'] is not None else '-':>6} {m['charts']:>6} {m['height']:>7} "
                      f"{m['demo_top'] if m['demo_top'] is not None else '-':>6} "
                      f"{'yes' if m['demo_above_fold'] else 'NO':>5} {'yes' if m['next_link'] else 'no':>5} "
                      f"{m['load_s']:>7}  {m['demo_how']}")
     lines.append(f"{'total':<20} {sum(m['words'] for m in rows.values()):>6} "
-                 f"{sum(m['controls'] for m in rows.values()):>6} {sum(m['charts'] for m in rows.values()):>6}")
+                 f"{sum(m['controls'] for m in rows.values()):>6} {'':>6} {sum(m['charts'] for m in rows.values()):>6}")
     return "\n".join(lines)
 
 

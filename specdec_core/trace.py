@@ -80,7 +80,8 @@ class RoundTrace:
     # rollback that forgets the rejected drafts. Tokens in the drafter's KV cache: at the round's start,
     # after it dropped what the committed text no longer shares (the previous round's rejected drafts),
     # and after drafting. None: not recorded (tree rounds; a drafter with no cache).
-    overlap: list[float] | None = None  # sum_x min(p_i, q_i) = 1 - TV(p_i, q_i): alpha at each draft position
+    # sum_x min(p_i, q_i) = 1 - TV(p_i, q_i): beta at each draft position (alpha is its expectation)
+    overlap: list[float] | None = None
     target_cache: tuple[int, int, int] | None = None
     draft_cache: tuple[int, int, int] | None = None
 

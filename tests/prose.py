@@ -6,8 +6,9 @@ import re
 
 # Notation and names that carry digits but state no fact about a result or a machine.
 ALLOWED = [
-    r"γ ?[+−-] ?[12]\b", r"\b[12] ?[−-] ?(α|p|q|TV|Σ)", r"\(1 ?[−-]", r"1/\(1 ?[−-]", r"\bmin\(1,", r"\bv ?= ?1\b",
-    r"\bk ?= ?1\b", r"\bc ?= ?0\b", r"\bĉ ?= ?0\b", r"\bα ?= ?[01]\b", r"\btop-[12]\b", r"\btop_k\b",
+    r"γ ?[+−-] ?[12]\b", r"\b[12] ?[−-] ?(α|p|q|TV|Σ)", r"\(1 ?[−-]", r"1/\(1 ?[−-]", r"\bmin\(1,",
+    r"\bv ?= ?1\b(?![.,]\d)", r"\bk ?= ?1\b(?![.,]\d)", r"\bc ?= ?0\b(?![.,]\d)",
+    r"\bĉ ?= ?0\b(?![.,]\d)", r"\bα ?= ?[01]\b(?![.,]\d)", r"\btop-[12]\b", r"\btop_k\b",
     r"\b(Table|Algorithm|Theorem|Eq\.?|Figure|section) \d+(\.\d+)*", r"\bGPT-2\b", r"\bT5(-\w+)?\b", r"\b\d+B\b",
     r"\b(fp|bf|int)\d+\b", r"\b\d-bit\b", r"\bTPU-v\d\b", r"\barXiv \d{4}\.\d{4,5}\b", r"\b\d{4}\.\d{4,5}\b",
     r"\b(1[89]\d\d|20\d\d)s?\b", r"\bWCAG 2\.1\b", r"\bx_\d\b", r"\bp_\d\b", r"\bq_\d\b", r"\^\(?γ ?\+ ?1\)?",

@@ -1,16 +1,24 @@
-"""Shared pieces of the app's pages (rendering and settings only; the logic lives in specdec_core),
-one folder per job:
+"""Shared pieces of the app's pages (the logic lives in specdec_core), one folder per job. Imports go one way
+only, top to bottom (tests/app/test_ui_layers.py checks it):
+
+    chapters/ -> ui/sections -> ui/widgets, ui/server -> ui/state -> ui/content
 
     ui/frame.py     the frame app.py draws around every page (page config, navigation, sidebar, next link)
-    ui/server/      server plumbing: admission (the generation queue), the operator's rules, the cached
-                    model pair, the server's cost profile, the test server
-    ui/state/       per-user state: validated settings, the sidebar that edits them (and the URL), demo results
-    ui/widgets/     drawing pieces: token chips, charts, palette, tables, the round stepper, layout badges
-    ui/content/     what the app teaches with: the chapter list, the quiz bank, reading, the paper's figures
+    ui/sections/    a chapter's folded "Go deeper" parts that run the core and draw; one entry point, show(...)
+    ui/widgets/     drawing only, runs no model: token chips, charts, palette, tables, the round stepper,
+                    the token tree, layout (and the hidden run marker the browser tests wait on)
+    ui/server/      admission (the generation queue), the cached model pair and cached model work (Home's
+                    headline, the class demos), the press-measure-store helper (demo), the operator's rules
+                    read from the environment (operator), the server's cost profile, launch
+    ui/state/       settings and session state: the app's defaults, validated settings, the classroom rules
+                    they are checked against, the sidebar that edits them (and the URL)
+    ui/content/     words and data only: the chapter list, the quiz bank, reading, the paper's and peers' figures
+ui/widgets and ui/server, side by side, never import each other; test machinery (the test server) lives in tests/.
 
 A page (in chapters/) typically calls:
     settings.current()                 the validated sidebar settings (a Settings; .sampling, .signature());
-                                       ui/state/settings.py is plain Python, ui/state/sidebar.py draws it and syncs the URL
+                                       ui/state/settings.py is plain Python, ui/state/sidebar.py draws it and syncs the URL;
+                                       ui/state/defaults.py holds the app's default prompt, γ and temperature
     models.require_pair()              the loaded ModelPair, or a friendly error and st.stop()
     models.require_prompt_ids(pair)    the prompt's token ids, or a friendly message and st.stop()
     models.prompt_problem(pair, s)     the same check without stopping: (ids, message or None)

@@ -10,7 +10,7 @@ import streamlit as st
 from ui.content import chapters
 from ui.server import models, operator
 from ui.state import sidebar
-from ui.widgets import layout, runs
+from ui.widgets import layout
 
 
 def render():
@@ -33,9 +33,10 @@ def render():
     keep_shared_controls()
     st.sidebar.markdown(f"**{layout.TITLE}**")
     with st.sidebar:
-        runs.mark()
-    sidebar.init_from_url()
-    current, pair, _ = sidebar.sidebar(models.get_pair)
+        layout.run_marker()
+    rules = operator.rules()
+    sidebar.init_from_url(rules)
+    current, pair, _ = sidebar.sidebar(models.get_pair, rules)
     if page.url_path != chapters.CLASS_URL:  # class mode's URL holds its own keys (join, code, view, student)
         sidebar.sync_url(current)
     if pair is not None:

@@ -37,7 +37,7 @@ MAX_K = 20_000  # samples per decoder: bounds the page's work (each sample is a 
 MIN_K = 100
 MIN_EXPECTED = 5  # chi-square cells expected fewer times than this are pooled (the usual rule of thumb)
 LEVEL = 0.001  # significance level: p-value below it = "not the target distribution"
-# The documented demonstration (the lab page's defaults, and the app's default settings read the first three):
+# The documented demonstration (the library's defaults for the lab; an app may start from the same run):
 # on the bundled pair with DOCUMENTED_PROMPT, DOCUMENTED_TEMPERATURE and DOCUMENTED_GAMMA, the prompt's first
 # DOCUMENTED_PREFIX_TOKENS tokens as prefix (None: all of them), the next DOCUMENTED_N_TOKENS tokens tested with
 # K = DOCUMENTED_K samples from seed DOCUMENTED_SEED, the exact rule passes and every broken rule fails.

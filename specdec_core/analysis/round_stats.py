@@ -18,8 +18,9 @@ def checked(r: RoundTrace) -> int:
 
 def measured_alpha(rounds: list[RoundTrace]) -> float:
     """Mean of min(1, p(x)/q(x)) over every judged draft (NaN if none). For x drawn from q its
-    expectation is sum_x min(p, q), the paper's alpha at that position (Corollary 3.6); it is a
-    lower-variance estimate than the 0/1 accept count. In greedy mode it is the agreement rate."""
+    expectation is beta = sum_x min(p, q) at that position (Corollary 3.6), and beta's expectation over
+    the text is the paper's alpha; it is a lower-variance estimate than the 0/1 accept count. In greedy
+    mode it is the agreement rate."""
     values = [a for r in rounds for a in r.accept_prob[:checked(r)]]
     return sum(values) / len(values) if values else math.nan
 

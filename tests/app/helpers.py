@@ -26,3 +26,20 @@ def metric(at, label: str) -> str:
 def chart(at, key: str) -> dict:
     """The plotly figure (as JSON) of the chart with this key."""
     return json.loads(at.get_by_key(key).proto.spec)
+
+
+PROSE = {"markdown", "info", "success", "warning", "error"}  # element types that carry a page's prose (captions are markdown)
+
+
+def unfolded_text(at) -> str:
+    """The prose (markdown, captions, alerts) of the page outside every expander: what a reader sees before
+    opening a fold."""
+    def text(node) -> str:
+        if getattr(node, "type", None) == "expander":
+            return ""
+        children = getattr(node, "children", None)
+        if children is not None:
+            return " ".join(text(child) for child in children.values())
+        value = getattr(node, "value", None)
+        return value if getattr(node, "type", None) in PROSE and isinstance(value, str) else ""
+    return text(at.main)

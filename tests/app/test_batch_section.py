@@ -2,15 +2,15 @@
 its three figures (tokens/s with the cost model beside it, the speedup with the crossover line at 1,
 the time to first token), and the next visitor sees the kept result without measuring."""
 from tests.app.helpers import chart, page
-from ui.content import batch_section
+from ui.sections import impact_batch
 
 
 def test_batch_section_measures_and_shows_its_figures(monkeypatch):
-    monkeypatch.setattr(batch_section, "TOKENS", 4)  # the smallest live measurement
-    monkeypatch.setattr(batch_section, "REPEATS", 1)
+    monkeypatch.setattr(impact_batch, "TOKENS", 4)  # the smallest live measurement
+    monkeypatch.setattr(impact_batch, "REPEATS", 1)
     at = page("chapters/impact.py")
     slider = at.select_slider(key="bt_largest")
-    assert list(slider.options) == [str(b) for b in batch_section.LARGEST]
+    assert list(slider.options) == [str(b) for b in impact_batch.LARGEST]
     # nothing is measured at the default largest batch (no test measures it): no figure before the button
     assert not [c for c in at.get("plotly_chart") if c.key and c.key.startswith("bt_")]
     slider.set_value(4).run()

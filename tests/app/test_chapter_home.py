@@ -9,7 +9,7 @@ def test_home_shows_paper_and_measured_figures():
     at = page("chapters/home.py", max_new=12, temp=0)
     assert metric(at, "Faster decoding") == "2–3×"
     assert float(metric(at, "Tokens per target pass")) >= 1.0
-    assert metric(at, "Same tokens as plain greedy") == "yes"  # greedy speculative == greedy plain
+    assert metric(at, "Same tokens as plain decoding") == "yes"  # greedy speculative == greedy plain
     assert any("from the paper" in c.value for c in at.caption)
     assert any("measured here" in c.value for c in at.caption)
 

@@ -13,6 +13,17 @@ def test_identical_outputs_page_greedy_diff_is_empty():
     assert any(m.value.startswith("Identical") for m in at.success)
 
 
+def test_every_drafter_of_the_demo_gives_the_plain_tokens(pair):
+    at = page("chapters/identical_outputs.py", max_new=10, gamma=3)
+    options = at.radio(key="io_drafter").options
+    assert len(options) == len(pair.drafts) + 1  # the pair's drafters and the n-gram lookup
+    for option in options:
+        at.radio(key="io_drafter").set_value(option).run()
+        assert not at.exception
+        assert any(m.value.startswith("Identical") for m in at.success), option
+        assert any("(empty" in c.value for c in at.code), option
+
+
 @pytest.mark.slow  # the lab's documented sample size
 def test_identical_outputs_page_lab_and_broken_rules(documented_runs):
     """Default settings = the documented run: the page shows the same verdicts as the core."""

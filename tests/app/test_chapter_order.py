@@ -52,7 +52,7 @@ def test_the_readme_lists_where_each_term_is_introduced_in_story_order():
     where = [chapter for _, chapter in rows]
     order = [c.title for c in chapters.CHAPTERS]
     terms = " / ".join(term for term, _ in rows)
-    for term in ("KV cache", "γ (draft length)", "α = Σ min(p, q)", "c (draft pass", "v(γ)", "residual"):
+    for term in ("KV cache", "γ (draft length)", "β = Σ min(p, q)", "c (draft pass", "v(γ)", "residual"):
         assert term in terms, term
     assert all(w in order for w in where), where
     assert [order.index(w) for w in where] == sorted(order.index(w) for w in where)  # introduced in story order

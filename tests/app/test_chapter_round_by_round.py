@@ -2,7 +2,7 @@
 import pytest
 
 from specdec_core import speculative_generate
-from tests.app.helpers import page
+from tests.app.helpers import page, unfolded_text
 from ui.widgets import stepper, tables
 from ui.widgets.stepper import Cursor
 
@@ -72,3 +72,18 @@ def test_a_rejection_shows_both_caches_rolled_back_from_the_trace():
     assert 2 <= fed and target["before the round"] < target["after the rollback"] < target["after the verify pass"]
     assert list(cache["cache"]) == ["target", "drafter"]
     assert any("1 − TV(p, q)" in c.value for c in at.caption)
+
+
+def test_the_first_screen_names_p_and_q_and_shows_one_acceptance_figure():
+    """The idea says whose p and q are; β, TV, α, measured α, tokens per pass and accepted ÷ drafted wait in a
+    fold, so min(1, p/q) is the one acceptance figure before anything is opened, at every step of a round."""
+    at = page("chapters/round_by_round.py", gamma=3, max_new=12, temp=1.0, seed=5)
+    idea = next(m.value for m in at.markdown if m.value.startswith("**The idea:**"))
+    assert "p the target's" in idea and "q the drafter's" in idea
+    for _ in range(4):  # draft, verify, the first verdicts
+        shown = unfolded_text(at)
+        assert "min(1, p" in shown
+        for folded in ("β", "TV(p, q)", "α", "accepted ÷ drafted", "tokens per target pass"):
+            assert folded not in shown, folded
+        at.button(key="rr_next").click().run()
+    assert any("accepted ÷ drafted" in c.value and "not α" in c.value for c in at.caption)  # in the fold

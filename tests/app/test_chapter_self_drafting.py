@@ -1,6 +1,9 @@
-"""Drafters That Read the Target: placed after the trees, the three drafters' first rounds, and the
-measured comparison with acceptance by position and a calibration chart per drafter."""
-from tests.app.helpers import chart, page
+"""Drafters That Read the Target: placed after the trees, its idea and terms before the demo, the three
+drafters' first rounds, and (folded) the measured comparison with acceptance by position (accepted ÷ reached,
+the α Dial's quantity) and a calibration chart per drafter."""
+import math
+
+from tests.app.helpers import chart, page, unfolded_text
 from ui.content import chapters
 
 
@@ -20,8 +23,23 @@ def test_the_three_drafters_are_measured_side_by_side(pair):
     rows = at.session_state["sd_result"]["out"]["rows"]
     assert [r["drafter"] for r in rows] == ["distilled draft", "Medusa heads", "EAGLE drafter"]
     assert all(r["tokens_per_pass"] >= 1 and r["c"] > 0 and r["measured"].n == 3 for r in rows)
-    assert len(chart(at, "sd_positions")["data"]) == 3
+    positions = chart(at, "sd_positions")
+    assert len(positions["data"]) == 3
+    for bars, r in zip(positions["data"], rows):  # the conditional rate, as on the α Dial, not accepted ÷ drafted
+        assert all((y is None and c != c) or (y is not None and math.isclose(y, c)) for y, c in zip(bars["y"], r["conditional"]))
+    assert "accepted ÷ reached" in positions["layout"]["title"]["text"]
     assert len([t for t in chart(at, "sd_calibration")["data"] if t.get("mode") == "lines+markers"]) == 3
+
+
+def test_terms_are_defined_before_the_demo_uses_them():
+    at = page("chapters/self_drafting.py", max_new=8, temp=0)
+    text = " ".join(m.value for m in at.markdown)
+    for term in ("**hidden state**", "**LM head**", "**head**", "**distilled draft**"):
+        assert term in text, term
+    assert text.index("The idea:") < text.index("**hidden state**")
+    shown = unfolded_text(at)  # the measurement and its six concepts wait in a fold
+    for folded in ("AUC", "calibrat", "acceptance length", "speedup"):
+        assert folded not in shown, folded
 
 
 def test_the_step_through_offers_the_drafters_that_read_the_target():

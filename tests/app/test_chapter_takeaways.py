@@ -1,5 +1,11 @@
 """Key Takeaways: each linked to its chapter, this machine's figure beside the paper's, further reading."""
+import re
+from pathlib import Path
+
 from tests.app.helpers import page
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+COUNTS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 
 
 def test_key_takeaways_link_each_to_its_chapter_with_both_figures():
@@ -14,3 +20,7 @@ def test_key_takeaways_link_each_to_its_chapter_with_both_figures():
     assert paper.SPEEDUP in " ".join(figures)
     assert any("arxiv.org/abs/2211.17192" in m.value for m in at.markdown)  # further reading
     assert [h.value for h in at.subheader].count("Further reading") == 1
+    said = re.search(r"^(\w+) things to remember", next(m.value for m in at.markdown if "things to remember" in m.value))
+    assert COUNTS[said[1].lower()] == len(links)  # the page counts its own cards
+    row = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("| Key Takeaways |"))
+    assert COUNTS[re.search(r"(\w+) takeaways", row)[1]] == len(links)  # and so does the README

@@ -1,7 +1,8 @@
-"""Class mode's page (chapters/class_room.py) through AppTest, on a class store of its own (a temporary
-SQLite file named by SPECDEC_CLASS_DB): the teacher's flow from start to a second vote, a student
-joining, voting, changing the vote and reloading, the projector's read-only view, hostile links, and
-every refusal of the store as a sentence on the page."""
+"""Class mode's page (chapters/class_room.py, its teacher and projector sections) through AppTest, on a
+class store of its own (a temporary SQLite file named by SPECDEC_CLASS_DB): the teacher's flow from start
+to a second vote, the right answer and the demo's verdict kept in the store, the projector's read-only
+view, a join link sent on to the phone page, hostile links, and every refusal of the store as a sentence
+on the page. The phone itself: tests/classroom/test_phone_web.py."""
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import classroom
 from specdec_core.analysis.stats import measured
-from ui.content import class_demos
+from ui.server import class_demos
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -158,67 +159,17 @@ def test_a_refused_control_is_a_sentence_not_a_traceback(db):
     assert "no class has this code" in " ".join(e.value for e in teacher.error).lower()
 
 
-# --- a student --------------------------------------------------------------------------------------------------
+# --- a phone ----------------------------------------------------------------------------------------------------
+# A phone votes on the phone page (classroom/web; tests/classroom/test_phone_web.py). A join link that reaches
+# the Streamlit page anyway (the server redirects it first) gets the link to the phone page, and no control.
 
-def test_a_student_joins_votes_changes_the_vote_and_a_reload_is_the_same_student(db):
+def test_a_join_link_on_the_class_page_leads_to_the_phone_page(db):
     info = db.create_class([q.id for q in db.bank.questions if q.demo is None][:2])
-    code, key = info.code, info.teacher_key
-    student = class_page(join=code)
-    assert [b.label for b in student.main.button] == ["Join"]
-    click(student, "cm_join")
-    sid = student.query_params["student"][0] if isinstance(student.query_params["student"], list) \
-        else student.query_params["student"]
-    assert db.state(code).students == 1
-    assert "The question appears here" in " ".join(e.value for e in student.info)
-
-    qid = db.state(code).question_ids[0]
-    db.open_vote(code, key, qid)
-    student.run()  # what the polling fragment sees a moment later
-    options = [b for b in student.main.button if b.key and b.key.startswith("cm_opt_")]
-    assert len(options) == len(db.bank.get(qid).options)
-    click(student, f"cm_opt_{qid}_1_2")
-    assert db.tally(code, qid) == {0: 0, 1: 0, 2: 1, 3: 0}
-    assert "Your answer is in: C" in " ".join(e.value for e in student.success)
-    click(student, f"cm_opt_{qid}_1_0")  # changed while open: replaces, never adds
-    assert db.tally(code, qid) == {0: 1, 1: 0, 2: 0, 3: 0}
-
-    reloaded = class_page(join=code, student=sid)  # the student's own link, reloaded
-    assert db.state(code).students == 1
-    click(reloaded, f"cm_opt_{qid}_1_3")
-    assert db.tally(code, qid) == {0: 0, 1: 0, 2: 0, 3: 1}  # the copied link replaced that one vote
-
-    db.close_vote(code, key)
-    student.run()
-    assert not [b for b in student.main.button if b.key and b.key.startswith("cm_opt_")]
-    assert "The vote is closed" in " ".join(e.value for e in student.info)
-    db.reveal(code, key)
-    student.run()
-    assert chart(student, "cm_student_hist")["data"][0]["y"] == [0, 0, 0, 1]
-    # A student has no control that moves the class on.
-    assert not [b for b in student.main.button if b.key in ("cm_open", "cm_close", "cm_reveal", "cm_next", "cm_revote")]
-
-
-def test_a_vote_after_the_close_is_refused_with_a_sentence(db):
-    info = db.create_class([q.id for q in db.bank.questions if q.demo is None][:1])
-    qid = db.state(info.code).question_ids[0]
-    db.open_vote(info.code, info.teacher_key, qid)
-    student = class_page(join=info.code)
-    click(student, "cm_join")
-    db.close_vote(info.code, info.teacher_key)
-    student.button(key=f"cm_opt_{qid}_1_1").click().run()  # the button the phone still showed
-    assert not student.exception
-    assert "not open" in " ".join(e.value for e in student.error)
-    assert sum(db.tally(info.code, qid).values()) == 0
-
-
-def test_a_forged_student_id_joins_nobody(db):
-    info = db.create_class([q.id for q in db.bank.questions if q.demo is None][:1])
-    qid = db.state(info.code).question_ids[0]
-    db.open_vote(info.code, info.teacher_key, qid)
-    forged = class_page(join=info.code, student="A" * 22)
-    click(forged, f"cm_opt_{qid}_1_0")
-    assert "has not joined this class" in " ".join(e.value for e in forged.error)
-    assert db.state(info.code).students == 0 and sum(db.tally(info.code, qid).values()) == 0
+    student = class_page(join=info.code.lower())
+    links = student.main.get("link_button")
+    assert len(links) == 1 and links[0].proto.url.endswith(f"/phone?join={info.code}")
+    assert not [b for b in student.main.button]
+    assert db.state(info.code).students == 0  # opening a link joins nobody
 
 
 # --- the projector ---------------------------------------------------------------------------------------------
@@ -241,6 +192,22 @@ def test_the_projector_shows_the_room_what_it_should_and_no_control_and_no_key(d
     assert chart(projector, "cm_projector_hist")["data"][0]["y"] == [0, 0, 1, 0]
     assert not main_controls(projector)
     assert key not in everything(projector)
+
+
+def test_the_right_answer_shown_by_the_teacher_is_a_fact_of_the_store(db):
+    teacher = class_page()
+    code, key = start(teacher)
+    qid = db.state(code).question_ids[0]
+    click(teacher, "cm_open")
+    db.vote(code, db.join(code), qid, 0)
+    click(teacher, "cm_reveal")
+    assert db.facts(code).answer_shown == frozenset()
+    click(teacher, "cm_show_answer")
+    assert db.facts(code).answer_shown == {qid}  # in the database: every process and a restart see it
+    projector = class_page(code=code, view="projector")
+    right = db.bank.get(qid).answer
+    assert f"Right answer: {'ABCD'[right]}" in " ".join(e.value for e in projector.success)
+    assert any("✓" in label for label in chart(projector, "cm_projector_hist")["data"][0]["x"])
 
 
 # --- hostile links --------------------------------------------------------------------------------------------
@@ -276,6 +243,7 @@ def test_a_predict_the_demo_question_is_decided_by_the_demo_run_live(db):
     click(teacher, "cm_demo_run")
     decided = " ".join(e.value for e in teacher.success)
     assert "The demo decided" in decided and "temperature 0" in decided
+    assert db.facts(code).verdicts["demo-temperature"][0] in (0, 1, 2)  # the verdict is a fact of the store
     projector = class_page(code=code, view="projector")
     assert "The demo decided" in " ".join(e.value for e in projector.success)
 

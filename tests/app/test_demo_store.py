@@ -1,6 +1,6 @@
-"""ui.state.demo's store: a result kept per session, or once for the whole server (shared=True), each with the
+"""ui.server.demo's store: a result kept per session, or once for the whole server (shared=True), each with the
 settings it answers, so that a page shows it only while they match (or under a stale note)."""
-from ui.state import demo
+from ui.server import demo
 
 
 def run(signature, value):

@@ -17,8 +17,8 @@ from specdec_core import pairs
 from specdec_core.pairs import ASSETS, PAIRS, PairSpec
 from ui.server import admission, models, operator
 from ui.server.admission import Gate
-from ui.server.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, is_hub_id, looks_like_path_or_url, rules_from
 from ui.state import settings
+from ui.state.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, is_hub_id, looks_like_path_or_url, rules_from
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 120  # how long a thread may take to get somewhere: generous, so a busy machine only makes it slower
@@ -357,7 +357,7 @@ def small_gate(monkeypatch):
 
 
 def test_a_measurement_grows_only_while_no_classmate_needs_a_slot(small_gate):
-    from ui.state import demo
+    from ui.server import demo
 
     assert demo.repeats_cap(5, 15) == 15  # an idle server: a busy machine gets more repetitions
     ticket = small_gate.enter()
@@ -466,7 +466,7 @@ def test_greedy_requests_share_one_cached_result():
     before = g.admitted
     at = app(temp=0, seed=12, max_new=5, prompt="KING:\nSo shaken as we are")
     assert g.admitted == before  # the second student's live figure came from the cache: no slot taken
-    assert any(m.label == "Same tokens as plain greedy" and m.value == "yes" for m in at.metric)
+    assert any(m.label == "Same tokens as plain decoding" and m.value == "yes" for m in at.metric)
 
 
 def test_cached_generations_skip_the_queue_when_already_computed(monkeypatch):

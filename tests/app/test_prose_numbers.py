@@ -56,7 +56,7 @@ def typed_in_source(source: str) -> list[tuple[int, str]]:
 
 # A chapter's folded "Go deeper" sections (ui/sections/) and the shared batch section are its prose too.
 PAGES = ([c.path for c in chapters.CHAPTERS] + sorted(str(p.relative_to(ROOT)) for p in (ROOT / "ui" / "sections").glob("*.py"))
-         + ["ui/content/batch_section.py"])
+         + ["ui/sections/impact_batch.py"])
 
 
 @pytest.mark.parametrize("path", PAGES)

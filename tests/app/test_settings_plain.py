@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_settings_and_classroom_rules_import_without_streamlit():
     code = ("import sys; sys.modules['streamlit'] = None\n"  # any import of streamlit now fails
             "from ui.state.settings import settings_from_query\n"
-            "from ui.server.rules import rules_from\n"
+            "from ui.state.rules import rules_from\n"
             "rules = rules_from({'SPECDEC_MAX_NEW_TOKENS': '50'})\n"
             "s, w = settings_from_query({'max_new': '80', 'gamma': '3'}, rules=rules)\n"
             "assert (s.max_new_tokens, s.gamma) == (50, 3) and len(w) == 1, (s, w)\n")
@@ -43,8 +43,12 @@ def test_settings_from_query_bounds():
 
 
 def test_the_apps_defaults_are_the_cores_documented_lab_run():
+    """The app's defaults live in ui/state/defaults.py; Identical Outputs' lab story needs them to be the
+    core's documented run (the exact rule passes, every broken rule fails)."""
     from specdec_core.analysis import lab
-    from ui.state import settings
+    from ui.state import defaults, settings
+    assert (defaults.DEFAULT_PROMPT, defaults.DEFAULT_GAMMA, defaults.DEFAULT_TEMPERATURE) == (
+        lab.DOCUMENTED_PROMPT, lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_TEMPERATURE)
     assert settings.DEFAULTS.prompt == lab.DOCUMENTED_PROMPT in settings.PRESETS.values()
     assert (settings.DEFAULTS.gamma, settings.DEFAULTS.sampling) == (lab.DOCUMENTED_GAMMA, lab.DOCUMENTED_SAMPLING)
 

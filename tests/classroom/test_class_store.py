@@ -218,13 +218,14 @@ def test_a_taken_code_is_drawn_again(store, monkeypatch):
 
 def test_an_older_schema_is_upgraded_in_place(url, bank, monkeypatch):
     from classroom import schema
-    classroom.open_store(url, bank=bank).close()  # a version-1 database
+    current = schema.SCHEMA_VERSION
+    classroom.open_store(url, bank=bank).close()  # a database of this app's version
     steps = []
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(schema.UPGRADES, 1, lambda conn: steps.append(conn.dialect.name))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)  # an app one version newer
+    monkeypatch.setitem(schema.UPGRADES, current, lambda conn: steps.append(conn.dialect.name))
     store = classroom.open_store(url, bank=bank)
     with store.engine.connect() as conn:
-        assert conn.execute(select(schema.schema_version.c.version)).scalar() == 2
+        assert conn.execute(select(schema.schema_version.c.version)).scalar() == current + 1
     assert len(steps) == 1
     store.close()
     classroom.open_store(url, bank=bank).close()  # already upgraded: no step runs again

@@ -1,7 +1,7 @@
 """What every browser test module shares: one headless Chromium per module (Debian's, never a downloaded one)."""
 import pytest
 
-from ui.server.serve import CHROMIUM, CHROMIUM_ARGS
+from tests.serve import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from pathlib import Path
 import accessibility
 import pytest
 
+from tests import serve
+from tests.serve import CHROMIUM
 from ui.content import chapters
-from ui.server import serve
-from ui.server.serve import CHROMIUM
 from ui.widgets import layout
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 
 @contextmanager
 def streamlit_server(log: Path):
-    """`streamlit run app.py` on a free port (`ui.server.serve.Server`); yields its URL once healthy."""
+    """`streamlit run app.py` on a free port (`tests.serve.Server`); yields its URL once healthy."""
     try:
         with serve.Server(log) as server:
             yield server.url

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import serve
+from tests.serve import CHROMIUM, CHROMIUM_ARGS
 from ui.content import chapters
-from ui.server import serve
-from ui.server.serve import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))

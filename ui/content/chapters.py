@@ -38,7 +38,7 @@ CHAPTERS = [
     Chapter("chapters/speedup_lives.py", "Where the Speedup Lives", ":material/grid_on:",
             "Which distributions each target pass computed were used, and why the method is lossless."),
     Chapter("chapters/impact.py", "Impact & Lineage", ":material/account_tree:",
-            "What came after the paper, what it did not solve, and a live shoot-out of three kinds of drafter."),
+            "What came after the paper, what it did not solve, and a live shoot-out of four kinds of drafter."),
     Chapter("chapters/takeaways.py", "Key Takeaways", ":material/checklist:",
             "What to remember, each beside the chapter that shows it live: this machine's figure next to the paper's."),
     Chapter("chapters/quiz.py", "Quiz", ":material/quiz:", "Test yourself on every chapter, with explanations, "

@@ -2,13 +2,15 @@
 
 Two kinds of question:
   choice   options, the index of the right one, an explanation;
-  numeric  a prompt with {placeholders}, and `compute`: a function of `theory` and its arguments. The
-           right answer is computed, never typed into the data file, so it always agrees with the
-           formulas the app draws; an answer within `tolerance` of it counts.
+  numeric  a prompt with {placeholders}, and `compute`: a function of `theory` (or `break_even_v`, built
+           on it here) and its arguments. The right answer is computed, never typed into the data
+           file, so it always agrees with the formulas the app draws; an answer within `tolerance`
+           of it counts.
 Every question names the chapter (page path) that teaches it.
 
-A numeric question's explanation may also use {expected} (expected tokens per target pass at its alpha
-and gamma) and {draft_cost} (gamma * c): the working is computed too, never typed.
+A numeric question's prompt and explanation may also use {expected} (expected tokens per target pass at
+its alpha and gamma), {accepted} (the accepted drafts among them) and {draft_cost} (gamma * c): the
+working is computed too, never typed.
 Choice options are shown in an order fixed by the seed, the attempt and the question (`option_order`),
 so the position of the right answer says nothing.
 """
@@ -21,6 +23,13 @@ from pathlib import Path
 
 from specdec_core import theory
 
+
+def break_even_v(alpha: float, gamma: int, c: float) -> float:
+    """The verification cost v (in single target passes) at which a speculative round takes exactly as long
+    as plain decoding of the tokens it yields: expected tokens - gamma * c. Above it speculation is slower."""
+    return theory.expected_tokens(alpha, gamma) - gamma * c
+
+
 QUIZ_FILE = Path(__file__).resolve().parents[2] / "assets" / "quiz.json"
 # The theory functions a numeric question may call (nothing else is reachable from the data file).
 FUNCTIONS = {
@@ -29,6 +38,8 @@ FUNCTIONS = {
     "speedup": theory.speedup,
     "optimal_gamma": theory.optimal_gamma,
     "expected_operations_increase": theory.expected_operations_increase,
+    "accepted_per_drafted": theory.accepted_per_drafted,
+    "break_even_v": break_even_v,
 }
 DEFAULT_TOLERANCE = 0.01
 
@@ -103,7 +114,7 @@ def _question(raw: dict, chapters: set[str] | None) -> Question:
         if not isinstance(tolerance, (int, float)) or tolerance < 0:
             raise ValueError(f"{where}: tolerance must be a number >= 0")
         try:
-            prompt = raw["prompt"].format(**args)
+            prompt = raw["prompt"].format(**args, **derived(args))
             explanation = raw["explanation"].format(**args, **derived(args), answer=float(FUNCTIONS[fn](**args)))
         except (KeyError, IndexError, ValueError) as err:
             raise ValueError(f"{where}: a placeholder in the prompt or explanation does not match: {err}") from err
@@ -117,6 +128,7 @@ def derived(args: dict) -> dict:
     out = {}
     if "alpha" in args and "gamma" in args:
         out["expected"] = theory.expected_tokens(args["alpha"], args["gamma"])
+        out["accepted"] = out["expected"] - 1  # every round ends with one token that is not a draft
     if "gamma" in args and "c" in args:
         out["draft_cost"] = args["gamma"] * args["c"]
     return out

@@ -25,7 +25,7 @@ PAPERS = (
           "Generation", "2203.16487", "the first use of the name"),
     Paper("Sun et al.", 2023, "SpecTr: Fast Speculative Decoding via Optimal Transport", "2310.15141",
           "why α = 1 − TV(p, q) is the best one draft can do, and what several drafts can"),
-    Paper("Miao et al.", 2023, "SpecInfer: Accelerating Generative LLM Serving with Tree-based Speculative "
+    Paper("Miao et al.", 2023, "SpecInfer: Accelerating Large Language Model Serving with Tree-based Speculative "
           "Inference and Verification", "2305.09781", "token trees verified in one pass"),
     Paper("Cai et al.", 2024, "Medusa: Simple LLM Inference Acceleration Framework with Multiple Decoding Heads",
           "2401.10774", "drafting heads on the target, and typical acceptance"),

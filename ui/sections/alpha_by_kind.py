@@ -3,8 +3,7 @@ often contain easier subtasks; the live pair is measured on three kinds of passa
 import streamlit as st
 
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
-from ui.server import admission, models
-from ui.state import demo
+from ui.server import admission, demo, models
 from ui.widgets import layout, tables
 
 

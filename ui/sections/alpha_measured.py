@@ -5,18 +5,11 @@ import streamlit as st
 
 from specdec_core import theory
 from specdec_core.analysis import drafter_rounds
-from ui.server import admission, models, operator
-from ui.state import demo
-from ui.widgets import chips, layout, tables
+from ui.server import admission, demo, models, operator
+from ui.widgets import layout, palette, tables
 
 TOKENS_PER_GENERATION = 96  # the measured run strings rounds together from generations of this length
 TIMED_TOKENS, TIMING_REPEATS = 64, 3  # the wall-clock comparison: tokens per run, interleaved repetitions
-
-
-def drafter_colors() -> list[str]:
-    """One colour per drafter, for the viewer's theme (read on each use: a module constant would keep the first
-    viewer's theme for everyone)."""
-    return [chips.KINDS["accepted"].color, chips.KINDS["rejected"].color, chips.KINDS["bonus"].color]
 
 
 def show(pair, s, profile) -> None:
@@ -62,14 +55,15 @@ def show(pair, s, profile) -> None:
                           "rounds": res["rounds"]})
         tables.show(table, key="ad_measured_table")
         st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
-                   "draft the target judged; its expectation is the paper's α = Σ min(p, q). The wall-clock speedup "
+                   "draft the target judged; at each position its expectation is β = Σ min(p, q), so over the text it "
+                   "estimates the paper's α, the expectation of β. The wall-clock speedup "
                    f"comes from {TIMED_TOKENS}-token runs of plain decoding and each drafter, interleaved "
                    f"{TIMING_REPEATS} times over (median; prompt processing excluded), and c from those runs' draft passes.")
         widest = max(measured["results"].items(), key=lambda item: item[1]["measured"].spread)
         demo.spread_note(widest[1]["measured"], f"Wall-clock speedup with the {widest[0]}, the widest spread here")
 
         fig = go.Figure()
-        for (label, res), color in zip(measured["results"].items(), drafter_colors()):
+        for (label, res), color in zip(measured["results"].items(), palette.drafter_colors()):
             frame_ = res["by_position"]
             fig.add_scatter(x=frame_["position"].tolist(), y=frame_["rate"].tolist(), mode="lines+markers",
                             name=f"{label}: accepted / reached",

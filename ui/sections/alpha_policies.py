@@ -6,8 +6,8 @@ from specdec_core import theory
 from specdec_core.analysis.policy_compare import PLAIN, calibration_rounds, compare_policies, summary
 from specdec_core.analysis.round_stats import calibration, measured_alpha
 from specdec_core.policies import ADAPTIVE, POLICIES, Costs, describe, with_costs
-from ui.server import admission, models
-from ui.state import demo, settings
+from ui.server import admission, demo, models
+from ui.state import settings
 from ui.widgets import charts, layout, tables
 
 GAMMA_AXIS = list(range(1, 13))
@@ -37,10 +37,12 @@ def show(pair, s, profile) -> None:
         "grows, because a busy accelerator has less idle arithmetic left for drafts. Here the fixed γ values race "
         "five adaptive policies on the same prompts, with the same exact rule (so every one of them still produces "
         "the target's distribution):\n"
-        "- **heuristic schedule** (transformers' assisted generation): γ + 2 after a round that accepted every draft, "
-        "γ − 1 after any other;\n"
+        "- **heuristic schedule** (an option of transformers' assisted generation, whose default today is a fixed "
+        "γ with a confidence stop): γ + 2 after a round that accepted every draft, γ − 1 after any other;\n"
         "- **confidence stop** (transformers' `assistant_confidence_threshold`, llama.cpp's `--draft-p-min`): keep "
-        "drafting while the drafter is confident in its next token;\n"
+        "drafting while the drafter is confident in its next token. Both peers read the drafter's *top "
+        "probability*; this app's default signal is the *margin*, top-1 minus top-2 probability (the sidebar "
+        "switches it to the top probability), so its default stop is a variant, not the peers' rule;\n"
         "- **acceptance-driven** (proposed for vLLM but not merged there): from the acceptance measured so far at "
         "each draft position, pick the γ that maximises E / (γc + v(γ));\n"
         "- **hybrid**: the acceptance-driven γ, with the confidence stop ending a round early;\n"
@@ -108,7 +110,7 @@ def show(pair, s, profile) -> None:
                        "lowest–highest": f"{r['speedup_low']:.2f}–{r['speedup_high']:.2f}",
                        "mean acceptance length": round(r["mean_acceptance_length"], 2),
                        "drafts per round": round(r["mean_drafted"], 2), "measured α": round(r["alpha"], 3),
-                       "per-position acceptance": " ".join(f"{x:.2f}" for x in r["per_position_acceptance_rate"][:8]),
+                       "accepted ÷ drafted, by position": " ".join(f"{x:.2f}" for x in r["per_position_acceptance_rate"][:8]),
                        "oracle bound (cost model)": round(r["oracle_speedup"], 2)} for r in rows],
                     key="ad_pol_table")
         best_fixed = max(fixed_rows, key=lambda r: r["speedup"]) if fixed_rows else None

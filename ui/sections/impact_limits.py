@@ -1,9 +1,9 @@
 """Impact's folded section: what speculation did not solve (the first token, large batches, pairs that
-do not fit), with the batch regime measured live (ui/content/batch_section.py)."""
+do not fit), with the batch regime measured live (ui/sections/impact_batch.py)."""
 import streamlit as st
 
 from specdec_core.pairs import ModelPair
-from ui.content import batch_section
+from ui.sections import impact_batch
 
 # The first token in peers: vLLM V1 samples the first token from the target's prefill and only then asks the
 # drafter for proposals (vllm/v1/worker/gpu_model_runner.py: sample, then propose_draft_token_ids); SGLang's EAGLE
@@ -28,9 +28,9 @@ LIMITS = [
 ]
 
 
-def render(pair: ModelPair) -> None:
+def show(pair: ModelPair) -> None:
     c = st.columns(3)
     for col, text in zip(c, LIMITS):
         with col.container(border=True):
             st.markdown(text)
-    batch_section.render(pair)  # the second limit, measured live
+    impact_batch.show(pair)  # the second limit, measured live

@@ -7,7 +7,7 @@ import streamlit as st
 
 from specdec_core import theory
 from ui.state import dial
-from ui.widgets import runs
+from ui.widgets import layout
 
 REPLAY_S = 4.0  # a replay lasts about this long
 REPLAY_FRAMES = 48
@@ -31,7 +31,7 @@ def use_measured_alpha() -> None:
 @st.fragment
 def simulated_race(pair, s, profile, lane_colors) -> None:
     """The simulated race: a fragment, so its sliders and Play rerun only this section."""
-    runs.mark()  # the test drivers wait on it (ui/widgets/runs.py)
+    layout.run_marker()  # the test drivers wait on it (tests/serve.py)
     alpha, gamma, c = (st.session_state[k] for k in ("ad_alpha", "ad_gamma", "ad_c"))
     cols = st.columns([6, 3, 2], vertical_alignment="bottom")
     with cols[0]:

@@ -4,7 +4,7 @@ import streamlit as st
 
 from specdec_core import theory
 from specdec_core.analysis import race
-from ui.state import demo
+from ui.server import demo
 from ui.widgets import charts, layout, tables
 
 SWEEP_GAMMAS = tuple(range(1, 9))

@@ -5,14 +5,15 @@ import streamlit as st
 from ui.widgets import tables
 
 
-def render(medusa, eagle, width: int, params: dict) -> None:
+def show(medusa, eagle, width: int, params: dict) -> None:
     """The two drafters' anatomy and their training record."""
     c = st.columns(2)
     if medusa is not None:
         with c[0].container(border=True):
             st.markdown(
-                f"**Medusa heads** (Cai et al. 2024): {medusa.n_heads} small blocks, each h + SiLU(W h) on the target's "
-                f"{width}-wide feature of the latest token it has scored. Head *k* guesses the token *k* places after the "
+                f"**Medusa heads** (Cai et al. 2024): {medusa.n_heads} small blocks, each h + SiLU(W h) on h, the target's "
+                f"{width}-wide hidden state (EAGLE calls it the *feature*) at the latest token it has scored. "
+                f"Head *k* guesses the token *k* places after the "
                 "one the target predicts there, all in **one** pass, and none of them sees the guesses before it. "
                 f"Here the heads share the target's own LM head, frozen ({params['Medusa heads']:,} trained parameters in "
                 "all); Medusa gives each head an LM head of its own.")

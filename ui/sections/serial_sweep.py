@@ -3,8 +3,7 @@ and why a GPU keeps that curve flat where a CPU does not."""
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from ui.server import measure, models
-from ui.state import demo
+from ui.server import demo, measure, models
 from ui.widgets import charts, chips, layout
 
 

@@ -8,8 +8,7 @@ import streamlit as st
 from specdec_core import GREEDY, GenerationRequest, theory
 from specdec_core.analysis import fidelity
 from specdec_core.variants import build_variants
-from ui.server import admission, models
-from ui.state import demo
+from ui.server import admission, demo, models
 from ui.widgets import charts, chips, layout, tables
 
 EXAMPLE_ALPHA, EXAMPLE_GAMMA = 0.8, 4  # the worked example of accepted ÷ drafted against α
@@ -47,7 +46,7 @@ def speed_text(speed) -> str:
     return "not measured (simulated)" if speed is None else speed.text()
 
 
-def render(pair, s) -> None:
+def show(pair, s) -> None:
     """The measurement behind its button, and what it draws once measured (kept per server process)."""
     st.markdown("Many accelerations are exact too: a KV cache, FlashAttention, PagedAttention and batching compute "
                 "the same arithmetic faster or for more requests at once. The *compression* methods are different: "

@@ -4,8 +4,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from specdec_core.analysis.trees import predicted_speedup, tree_vs_chain
-from ui.server import admission, measure, models
-from ui.state import demo
+from ui.server import admission, demo, measure, models
 from ui.widgets import charts, layout, tables
 
 REPEATS = 3  # interleaved repetitions of the measurement

@@ -10,6 +10,14 @@ def show(greedy: bool) -> None:
     # with multi-step speculative sampling. Drawing siblings without replacement: Yang et al., "Multi-Candidate
     # Speculative Decoding" (arXiv 2401.06706, 2024); Jeon et al., "Recursive Speculative Decoding" (arXiv
     # 2402.14160, 2024). EAGLE-2: Li et al. (arXiv 2406.16858, 2024).
+    # Tree attention: SpecInfer's tree-based parallel decoding (a topology-aware causal mask, Miao et al. 2023) and
+    # Medusa's "tree attention" (Cai et al. 2024, arXiv 2401.10774): each node attends to the kept text and its own
+    # ancestors, at the position of its depth. specdec_core/lm.py builds that mask for the target's pass.
+    st.markdown(
+        "**How one pass checks a whole tree: tree attention.** The tree's nodes go into the target's pass side by "
+        "side, and an attention mask lets each node see only the text already kept and its own ancestors, at the "
+        "position of its depth. Each node therefore gets exactly the p its branch would get as a chain of its own, "
+        "and the one pass gives p at every node.")
     st.markdown(
         "The rule is **recursive rejection sampling**, with each node's children drawn from the drafter's q "
         "*without replacement*. Tree verification in one pass and multi-step speculative sampling come from "

@@ -16,7 +16,7 @@ import torch
 
 from specdec_core.pairs import ModelPair, PairUnavailable, load_pair
 from ui.server import operator
-from ui.server.rules import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
+from ui.state.rules import CUSTOM, NotAllowed, check_custom_pair, check_named_pair
 from ui.state.settings import Settings, current
 
 RETRY_AFTER_S = 60  # a pair that failed to load is not retried on every rerun (offline checks take seconds)

@@ -1,5 +1,5 @@
 """The operator's settings for this server, from environment variables or `.streamlit/secrets.toml`
-(same keys; the environment wins). See `ui.server.rules.KEYS` for the list and the README's
+(same keys; the environment wins). See `ui.state.rules.KEYS` for the list and the README's
 "Running it for a class" for examples.
 
 Read on every run (a dozen dictionary look-ups), so a test can change the environment; what could
@@ -11,7 +11,7 @@ import threading
 
 import streamlit as st
 
-from ui.server.rules import KEYS, ClassroomRules, rules_from
+from ui.state.rules import KEYS, ClassroomRules, rules_from
 
 THREADS_ENV = "SPECDEC_THREADS"
 log = logging.getLogger("specdec.operator")
@@ -71,7 +71,7 @@ def configure_logging() -> None:
 
 
 def rules() -> ClassroomRules:
-    """The operator's classroom rules for this server (see ui.server.rules)."""
+    """The operator's classroom rules for this server (see ui.state.rules)."""
     p = rules_from(values(), torch_threads=torch_threads())
     for problem in p.problems:
         _log_once(f"operator setting ignored: {problem}")

@@ -1,3 +1,4 @@
-"""Per-user state: the validated settings, the sidebar that edits them and keeps the URL in step, stored demo results.
+"""Settings and per-user state: the app's defaults, the validated settings, the classroom rules they are checked
+against, the sidebar that edits them and keeps the URL in step. Imports only ui/content from the rest of ui.
 
 Nothing is imported here, so importing one module does not pull in the others (or Streamlit)."""

@@ -3,7 +3,7 @@ of untrusted values into them. Plain Python: no Streamlit here, so every rule is
 
 Values from a URL or a widget are untrusted: `settings_from_query` and `clean_prompt` clamp and clean
 them and say, in words, what they changed. Which pairs may be picked and how much one request may ask
-for is the operator's `ClassroomRules` (ui/server/rules.py), passed in; a link can never name a file, a directory
+for is the operator's `ClassroomRules` (ui/state/rules.py), passed in; a link can never name a file, a directory
 or a URL. ui/state/sidebar.py draws these settings and keeps them in step with the URL.
 """
 import math
@@ -11,12 +11,12 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
-from specdec_core.analysis import lab
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.request import GenerationRequest
 from specdec_core.sampling import SamplingConfig
-from ui.server.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
+from ui.state.defaults import DEFAULT_GAMMA, DEFAULT_PROMPT, DEFAULT_TEMPERATURE
+from ui.state.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
 
 GAMMA_RANGE = (1, 16)  # the sidebar's γ; the core allows up to MAX_GAMMA = 32
 # The policy setting that stands for the adaptive policy measured best here for the drafter in use
@@ -36,7 +36,7 @@ FALLBACK_CONTEXT = 1024  # bounds before a pair is loaded (or when it cannot be)
 FALLBACK_VOCAB = 50257
 
 PRESETS = {
-    "Romeo at the window": lab.DOCUMENTED_PROMPT,  # the core's documented lab run starts from the defaults
+    "Romeo at the window": DEFAULT_PROMPT,
     "Hamlet's question": "HAMLET:\nTo be, or not to be, that is the question:",
     "A citizen speaks": "First Citizen:\nBefore we proceed any further, hear me speak.",
     "Enter the king": "KING HENRY V:\nOnce more unto the breach, dear friends, once more;",
@@ -54,9 +54,9 @@ ADAPTIVE_ONLY = ("policy", "policy_max_gamma", "policy_threshold", "policy_signa
 @dataclass(frozen=True)
 class Settings:
     pair: str = "shakespeare"  # a key of specdec_core.pairs.PAIRS
-    prompt: str = lab.DOCUMENTED_PROMPT  # the defaults are the core's documented lab run
-    gamma: int = lab.DOCUMENTED_GAMMA  # draft tokens per round
-    temperature: float = lab.DOCUMENTED_TEMPERATURE  # 1 = the target's own distribution; 0 = greedy
+    prompt: str = DEFAULT_PROMPT  # the app's defaults (ui/state/defaults.py)
+    gamma: int = DEFAULT_GAMMA  # draft tokens per round
+    temperature: float = DEFAULT_TEMPERATURE  # 1 = the target's own distribution; 0 = greedy
     top_k: int = 0  # 0 = off
     top_p: float = 1.0  # 1 = off
     seed: int = 0  # every generation gets its own generator seeded with this

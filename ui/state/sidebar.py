@@ -8,9 +8,8 @@ import streamlit as st
 
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import DEFAULT_ADAPTIVE, SIGNALS
-from ui.server import operator
-from ui.server.rules import CUSTOM, ClassroomRules
 from ui.state import tree_settings
+from ui.state.rules import CUSTOM, ClassroomRules
 from ui.state.settings import (
     ADAPTIVE_DEFAULT,
     DEFAULTS,
@@ -36,30 +35,31 @@ WIDGET_KEYS = {"pair": "s_pair", "prompt": "s_prompt", "gamma": "s_gamma", "temp
                "policy_threshold": "s_policy_threshold", "policy_signal": "s_policy_signal"}
 
 
-def init_from_url() -> None:
-    """On a session's first run, copy the URL's settings (validated) into the widgets' state."""
+def init_from_url(rules: ClassroomRules) -> None:
+    """On a session's first run, copy the URL's settings (validated against the operator's `rules`) into the
+    widgets' state."""
     if st.session_state.get("s_initialised"):
         return
     s, warnings = settings_from_query({k: st.query_params.get_all(k) for k in st.query_params},
-                                      rules=operator.rules())
+                                      rules=rules)
     for name, key in WIDGET_KEYS.items():
         st.session_state[key] = getattr(s, name)
     st.session_state["s_warnings"] = warnings
     st.session_state["s_initialised"] = True
 
 
-def _from_widgets() -> Settings:
+def _from_widgets(rules: ClassroomRules) -> Settings:
     values = {name: st.session_state.get(key, getattr(DEFAULTS, name)) for name, key in WIDGET_KEYS.items()}
-    values["prompt"], _ = clean_prompt(values["prompt"], operator.rules().max_prompt_chars)
+    values["prompt"], _ = clean_prompt(values["prompt"], rules.max_prompt_chars)
     if values["pair"] != CUSTOM:
         values["target"] = values["draft"] = ""
     return Settings(**values)
 
 
-def _clean_widget_prompt() -> None:
+def _clean_widget_prompt(rules: ClassroomRules) -> None:
     """Clean the prompt the browser sent before the text area is drawn (it may come from any client)."""
     raw = st.session_state.get("s_prompt")
-    clean, notes = clean_prompt(raw, operator.rules().max_prompt_chars)
+    clean, notes = clean_prompt(raw, rules.max_prompt_chars)
     if notes or (raw is not None and clean != raw):
         st.session_state["s_prompt"] = clean
         st.session_state.setdefault("s_warnings", []).extend(notes)
@@ -132,25 +132,25 @@ def _adaptive_defaults_text(pair) -> str:
     return "Adaptive default per drafter, " + source + ": " + "; ".join(parts) + "."
 
 
-def sidebar(load_pair) -> tuple[Settings, object, str | None]:
-    """Draw the shared settings in the sidebar. `load_pair(name, target, draft)` returns (pair or None,
-    error). Returns the validated settings, the loaded pair (None if it cannot be had) and the error."""
+def sidebar(load_pair, rules: ClassroomRules) -> tuple[Settings, object, str | None]:
+    """Draw the shared settings in the sidebar, within the operator's `rules`. `load_pair(name, target, draft)`
+    returns (pair or None, error). Returns the validated settings, the loaded pair (None if it cannot be had)
+    and the error."""
     sb = st.sidebar
-    rules = operator.rules()
     if st.session_state.get("s_pair") not in rules.choices:  # the operator's list changed under us
         st.session_state["s_pair"] = rules.default_pair
     if st.session_state["s_pair"] == CUSTOM:
         _custom_defaults(rules)
     # The pair is chosen under "Advanced settings" (drawn below); it is loaded first, since its context length and
     # vocabulary bound the other settings.
-    pair, error = load_pair(*_from_widgets().pair_args)
+    pair, error = load_pair(*_from_widgets(rules).pair_args)
     if error:
         sb.error(error, icon=":material/cloud_off:")
     context = pair.context_length if pair is not None else None
     vocab = pair.vocab_size if pair is not None else None
 
     # Pair-dependent bounds: fix the stored values before the widgets are drawn with new limits.
-    fixed, warnings = clamp_to_pair(_from_widgets(), context, vocab, rules)
+    fixed, warnings = clamp_to_pair(_from_widgets(rules), context, vocab, rules)
     st.session_state["s_max_new"] = fixed.max_new_tokens
     st.session_state["s_top_k"] = fixed.top_k
     if warnings:
@@ -159,7 +159,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     # Up front: what a lesson changes (the prompt, γ, temperature).
     sb.selectbox("Prompt presets", list(PRESETS), index=None, key="s_preset", on_change=_apply_preset,
                  placeholder="Pick a preset line…")
-    _clean_widget_prompt()
+    _clean_widget_prompt(rules)
     sb.text_area("Prompt", key="s_prompt", max_chars=rules.max_prompt_chars, height=90)
     sb.slider("γ — draft tokens per round", *GAMMA_RANGE, key="s_gamma")
     sb.slider("Temperature (0 = greedy)", *TEMPERATURE_RANGE, step=0.05, key="s_temperature",
@@ -179,7 +179,7 @@ def sidebar(load_pair) -> tuple[Settings, object, str | None]:
     c3.number_input("Seed", *SEED_RANGE, step=1, key="s_seed",
                     help="Each generation draws from its own generator seeded with this: same seed, same text.")
     c4.number_input("Max new tokens", 1, max_new_limit(context, rules), step=1, key="s_max_new")
-    settings = _from_widgets()
+    settings = _from_widgets(rules)
     st.session_state["settings"] = settings
     return settings, pair, error
 

@@ -10,7 +10,9 @@ import html
 
 import plotly.graph_objects as go
 import segno
+import streamlit as st
 
+from ui.content.class_text import plain
 from ui.widgets import palette
 
 LETTERS = "ABCDEFGH"  # option labels: a room says "B", not "the second one"
@@ -86,3 +88,31 @@ def histogram(options: tuple[str, ...], rounds: dict[int, dict[int, int]], right
                       legend=dict(orientation="h", y=-0.18, font=dict(size=15 if big else 13)),
                       showlegend=True)
     return fig
+
+
+def status_line(s) -> str:
+    """The class's state in a few words (s: classroom.ClassState)."""
+    if s.question_id is None:
+        return "Waiting for the first question."
+    vote = "Second vote" if (s.round or 1) == 2 else round_name(s.round or 1)
+    if s.open:
+        return f"{vote}: open."
+    return f"{vote}: closed" + ("; the counts are on the screen." if s.revealed else ".")
+
+
+def show_results(q, res: dict, *, big: bool, key: str, height: int = 380) -> None:
+    """The histogram of a revealed question (both rounds side by side after a revote) and, once the room
+    may see it, the right answer or the demo's verdict. `res`: classroom.web.view.results (the phones get
+    the same figures)."""
+    rounds = {r["round"]: dict(enumerate(r["counts"])) for r in res["rounds"]}
+    right = res["right"]
+    summary = "; ".join(f"{round_name(r)}: " + ", ".join(f"{letter(i)} {n}" for i, n in counts.items())
+                        for r, counts in rounds.items())
+    fig = histogram(q.options, rounds, right=right, height=height, big=big)
+    st.plotly_chart(fig, key=key, config={"displayModeBar": False}, width="stretch", alt=f"Votes per option. {summary}.")
+    st.caption("Counts per option, never names" + ("; ✓ marks the right answer." if right is not None else ".") +
+               f" {summary}.")
+    if res["by_demo"] and right is not None:
+        st.success(f"**The demo decided: {letter(right)}.** {plain(res['why'])}", icon=":material/science:")
+    elif right is not None:
+        st.success(f"**Right answer: {letter(right)}.** {plain(res['why'])}", icon=":material/check_circle:")

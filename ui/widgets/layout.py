@@ -3,6 +3,8 @@ import re
 
 import streamlit as st
 
+RUN_MARKER = "specdec-run"  # <span class="specdec-run" data-run="N">, hidden by STYLES
+_RUNS_KEY = "_specdec_runs"
 TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
 
 # What .streamlit/config.toml cannot say (both themes; tests/e2e/test_browser.py checks the result):
@@ -20,7 +22,7 @@ TITLE = "Draft Fast, Verify Exact — speculative decoding, live"
 # - A slider writes its value in the primary colour: the dark theme's red is 3.5:1 there, and a
 #   lighter red would leave the white text of primary buttons under 4.5:1. The value takes the
 #   text colour instead.
-# - The run marker (ui/widgets/runs.py) is for the test drivers: its element takes no room and no gap.
+# - The run marker (run_marker) is for the test drivers: its element takes no room and no gap.
 STYLES = """<style>
 [data-testid="stCaptionContainer"] { opacity: 1; color: color-mix(in srgb, currentColor 75%, transparent); }
 [data-testid="stMetricValue"] { font-size: clamp(1.5rem, 2.6vw, 2.25rem); }
@@ -84,3 +86,16 @@ def paper_badge() -> str:
 def measured_badge() -> str:
     """Marks a figure as measured live here."""
     return ":green-badge[measured here, live]"
+
+
+def run_marker() -> int:
+    """Count this script run (a full run, or a fragment's) and draw its number in a hidden element; returns it.
+
+    The browser tests and scripts that drive the app (tests/serve.py, wait_idle) read the number before an action
+    and wait until a larger one is drawn and the page is idle: the run their action caused has then ended.
+    Watching `data-test-script-state` for "running" is not enough: a browser short of CPU can draw a run's start
+    and end in one update, and a rerun may start seconds after the click, so no time window is safe."""
+    n = st.session_state.get(_RUNS_KEY, 0) + 1
+    st.session_state[_RUNS_KEY] = n
+    st.html(f'<span class="{RUN_MARKER}" data-run="{n}"></span>')
+    return n

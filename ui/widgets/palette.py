@@ -59,6 +59,12 @@ def color(role: str, theme_name: str | None = None) -> str:
     return PALETTES[theme_name or theme()][role]
 
 
+def drafter_colors() -> list[str]:
+    """One colour per drafter when drafters are compared (the α Dial's measured drafters), for the viewer's theme
+    (read on each use: a module constant would keep the first viewer's theme for everyone)."""
+    return [color("accepted"), color("rejected"), color("bonus")]
+
+
 def background(theme_name: str | None = None) -> str:
     """The page background of the given theme (by default the active one)."""
     return BACKGROUND[theme_name or theme()]

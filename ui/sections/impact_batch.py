@@ -1,6 +1,6 @@
 """A page section: where speculation stops paying, measured live by batch size, and the first token.
 
-Self-contained (`render(pair)`), so a chapter places it where its story needs it. The measurement is
+Self-contained (`show(pair)`), so a chapter places it where its story needs it. The measurement is
 `specdec_core.analysis.batching.measure_regime` behind a button, in ONE admission slot for the whole
 measurement (batches are heavy: one class request at a time), with progress shown; its result is
 kept for the whole server process per pair and largest batch (demo's shared store), so the next
@@ -16,8 +16,8 @@ from specdec_core import GenerationRequest
 from specdec_core.analysis.batching import FIXED_GAMMA, PROMPT_TOKENS, measure_regime, summary
 from specdec_core.analysis.stats import Pacing
 from specdec_core.pairs import ModelPair
+from ui.server import demo
 from ui.server.models import pair_key
-from ui.state import demo
 from ui.widgets import charts, layout, tables
 
 LARGEST = (4, 8, 16, 32)  # the batch-size control: the largest batch measured (bounded for a classroom)
@@ -112,7 +112,7 @@ def ttft_figure(regime) -> go.Figure:
     return fig
 
 
-def render(pair: ModelPair) -> None:
+def show(pair: ModelPair) -> None:
     st.subheader("Where speculation stops paying: batches, measured here")
     st.markdown(
         "A server decodes many requests together: one target pass serves a whole **batch**, one position per "

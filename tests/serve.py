@@ -17,7 +17,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("SPECDEC_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"  # Debian's
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -97,7 +97,7 @@ class Server:
 
 
 RUN_NUMBER_JS = ("() => Math.max(0, ...Array.from(document.querySelectorAll('.specdec-run[data-run]'), "
-                 "e => Number(e.dataset.run)))")  # the latest run the page has drawn (ui/widgets/runs.py); 0: none
+                 "e => Number(e.dataset.run)))")  # the latest run the page has drawn (ui.widgets.layout.run_marker); 0: none
 
 
 def run_number(page) -> int:
@@ -108,7 +108,7 @@ def run_number(page) -> int:
 def wait_idle(page, timeout_ms: int, after_action: bool = False, after_run: int | None = None) -> None:
     """Wait until the page's script has run to the end; after an action, the run that it caused.
 
-    A page counts its runs (ui/widgets/runs.py). Each wait remembers in the page the number it ended
+    A page counts its runs (ui.widgets.layout.run_marker). Each wait remembers in the page the number it ended
     on; after an action (`after_action`, or `after_run`: a number read with run_number before it) the
     wait is for a larger number drawn and then an idle page. No time window: on a loaded machine a
     rerun may start seconds after the click, and a starved browser may never show it as running."""

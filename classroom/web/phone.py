@@ -1,0 +1,232 @@
+"""The phone's side of class mode, served beside the Streamlit app by the same server and port: a
+small page (static HTML, CSS and JS that never builds HTML from text) and three JSON calls.
+
+    GET  /phone?join=CODE            the page (the QR code's link); the old /class?join=CODE redirects here
+    POST /phone/api/join             {"code"} -> the state; the student id goes into an HttpOnly cookie
+    GET  /phone/api/state?code=CODE  the state (ETag: the class's change counter; a 304 when unchanged)
+    POST /phone/api/vote             {"code", "question", "round", "option"} -> the state with the vote in
+
+A waiting phone asks for the state every POLL_S with the ETag it holds. Nothing changed: one indexed
+read of the class's version and an empty 304, no JSON built. A refusal of the store is a JSON
+{"error": sentence} with a 4xx status, the same sentences the store gives the Streamlit views.
+Cross-site requests are refused (a POST must be JSON, and come from this origin when the browser
+says where it comes from); the student cookie is SameSite=Strict, HttpOnly, per class.
+"""
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from .. import codes
+from ..errors import BadInput, ClassError, TooManyRequests, UnknownClass, UnknownStudent, VoteNotOpen
+from .view import phone_state
+
+PATH = "/phone"  # the page; its calls live under PATH/api
+POLL_S = 1.5  # how often a waiting phone asks for the state (the page reads it from data-poll)
+BODY_MAX = 1024  # bytes of a request body looked at; anything longer is refused unread
+COOKIE_MAX_AGE_S = 12 * 3600  # a phone stays the same student for a school day
+STATIC = Path(__file__).resolve().parent / "static"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                               "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+STATUS = {UnknownClass: 404, UnknownStudent: 403, VoteNotOpen: 409, TooManyRequests: 429}
+UNAVAILABLE = "Class mode is not available on this server"
+
+
+def phone_url(class_page_url: str, code: str) -> str:
+    """The join link: the phone page beside the class page at `class_page_url` (same scheme, host, port
+    and path prefix), e.g. http://192.168.1.20:8501/class -> http://192.168.1.20:8501/phone?join=CODE."""
+    base = class_page_url.rstrip("/").rsplit("/", 1)[0]
+    return f"{base}{PATH}?join={code}"
+
+
+def sentence(err: BaseException) -> str:
+    """A refusal as a sentence (capital, full stop), at most 300 characters."""
+    text = (str(err).strip() or type(err).__name__)[:300]
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?")) else ".")
+
+
+def refusal(err: BaseException) -> JSONResponse:
+    status = next((s for kind, s in STATUS.items() if isinstance(err, kind)), 400)
+    return JSONResponse({"error": sentence(err)}, status_code=status, headers=SECURITY_HEADERS)
+
+
+def cookie_name(code: str) -> str:
+    return f"cm_{code}"
+
+
+def etag(version: int, student: str | None) -> str:
+    """The state's validator: the class's change counter, and whether this phone holds a student id (a
+    phone's own vote changes only through its own calls, which answer with the new state)."""
+    return f'"{version}{"s" if student else "n"}"'
+
+
+def student_of(request: Request, code: str) -> str | None:
+    """The student id this phone's cookie holds for class `code` (unchecked), or None."""
+    value = request.cookies.get(cookie_name(code))
+    return value if value and codes.is_token(value) else None
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a POST comes from this site: JSON (a cross-site form cannot send that without asking),
+    and an Origin header, where the browser sends one, naming this host."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        return False
+    origin = request.headers.get("origin")
+    return origin is None or urlsplit(origin).netloc == request.headers.get("host")
+
+
+async def small_json(request: Request) -> dict:
+    """The request's JSON object, refused (BadInput) when it is longer than BODY_MAX or not an object."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > BODY_MAX:
+            raise BadInput(f"the request is longer than {BODY_MAX} bytes")
+    try:
+        data = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadInput("the request is not JSON") from None
+    if not isinstance(data, dict):
+        raise BadInput("the request is not a JSON object")
+    return data
+
+
+def class_code(value) -> str:
+    """A class code as the store keeps it (UnknownClass, in the store's words, when it cannot be one)."""
+    if not isinstance(value, str) or len(value) > 64:
+        raise UnknownClass("this is not a class code: a code is 6 letters and digits, as on the screen")
+    code = codes.normalize_code(value)
+    if code is None:
+        raise UnknownClass("this is not a class code: a code is 6 letters and digits, as on the screen")
+    return code
+
+
+class PhoneRoutes:
+    """The routes over one store, opened on first use by `open_store()` (a server whose database is down
+    still serves the app; the phone is told so)."""
+
+    def __init__(self, open_store):
+        self.open_store = open_store
+
+    def store(self):
+        try:
+            return self.open_store()
+        except ClassError as err:
+            raise Unavailable(f"{UNAVAILABLE}: {sentence(err)}") from None
+        except Exception:  # a database that is down: the operator reads the server log, the room a sentence
+            raise Unavailable(f"{UNAVAILABLE} right now: tell the teacher.") from None
+
+    def state_response(self, store, code: str, student: str | None, status: int = 200) -> JSONResponse:
+        state = phone_state(store, code, student)
+        return JSONResponse(state, status_code=status,
+                            headers={**SECURITY_HEADERS, "ETag": etag(state["version"], student if state["joined"] else None)})
+
+    async def page(self, request: Request) -> Response:
+        return Response(PAGE, media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
+
+    async def script(self, request: Request) -> Response:
+        return Response(SCRIPT, media_type="text/javascript; charset=utf-8", headers=SECURITY_HEADERS)
+
+    async def style(self, request: Request) -> Response:
+        return Response(STYLE, media_type="text/css; charset=utf-8", headers=SECURITY_HEADERS)
+
+    async def state(self, request: Request) -> Response:
+        try:
+            code = class_code(request.query_params.get("code", ""))
+            student = student_of(request, code)
+            store = self.store()
+            version = await run_in_threadpool(store.room_version, code)
+            if request.headers.get("if-none-match") == etag(version, student):
+                return Response(status_code=304, headers={**SECURITY_HEADERS, "ETag": etag(version, student)})
+            return await run_in_threadpool(self.state_response, store, code, student)
+        except (ClassError, Unavailable) as err:
+            return refusal(err)
+
+    async def join(self, request: Request) -> Response:
+        if not same_origin(request):
+            return JSONResponse({"error": "This request did not come from the class page."}, status_code=403)
+        try:
+            code = class_code((await small_json(request)).get("code"))
+            store = self.store()
+            student = student_of(request, code)
+            known = student is not None and await run_in_threadpool(self.joined, store, code, student)
+            if not known:  # this phone has no place in this class yet: one, and only one
+                student = await run_in_threadpool(store.join, code)
+            response = await run_in_threadpool(self.state_response, store, code, student)
+        except (ClassError, Unavailable) as err:
+            return refusal(err)
+        response.set_cookie(cookie_name(code), student, max_age=COOKIE_MAX_AGE_S, path=PATH, httponly=True,
+                            samesite="strict", secure=request.url.scheme == "https")
+        return response
+
+    @staticmethod
+    def joined(store, code: str, student: str) -> bool:
+        try:
+            store.check_student(code, student)
+            return True
+        except UnknownStudent:
+            return False
+
+    async def vote(self, request: Request) -> Response:
+        if not same_origin(request):
+            return JSONResponse({"error": "This request did not come from the class page."}, status_code=403)
+        try:
+            data = await small_json(request)
+            code = class_code(data.get("code"))
+            student = student_of(request, code)
+            if student is None:
+                raise UnknownStudent("this phone has not joined this class: join again with the code")
+            store = self.store()
+            await run_in_threadpool(store.vote, code, student, data.get("question"), data.get("option"),
+                                    data.get("round"))
+            return await run_in_threadpool(self.state_response, store, code, student)
+        except (ClassError, Unavailable) as err:
+            return refusal(err)
+
+
+class Unavailable(Exception):
+    """The class store cannot be opened on this server (503)."""
+
+
+STATUS[Unavailable] = 503
+PAGE = (STATIC / "phone.html").read_text(encoding="utf-8").replace("{{POLL_MS}}", str(int(POLL_S * 1000)))
+SCRIPT = (STATIC / "phone.js").read_text(encoding="utf-8")
+STYLE = (STATIC / "phone.css").read_text(encoding="utf-8")
+
+
+def routes(open_store) -> list[Route]:
+    """The phone's routes, over the store `open_store()` returns (called on each request: cache it)."""
+    phone = PhoneRoutes(open_store)
+    return [Route(PATH, phone.page, methods=["GET"]),
+            Route(f"{PATH}/phone.js", phone.script, methods=["GET"]),
+            Route(f"{PATH}/phone.css", phone.style, methods=["GET"]),
+            Route(f"{PATH}/api/state", phone.state, methods=["GET"]),
+            Route(f"{PATH}/api/join", phone.join, methods=["POST"]),
+            Route(f"{PATH}/api/vote", phone.vote, methods=["POST"])]
+
+
+class OldJoinLinks:
+    """ASGI middleware: a join link of the Streamlit phone page (/class?join=CODE, on a printed sheet or
+    an old QR code) is sent on to the phone page."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["path"].rstrip("/") == "/class":
+            from urllib.parse import parse_qs, urlencode
+            join = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("join")
+            if join:
+                target = f"{PATH}?{urlencode({'join': join[0][:64]})}"
+                await RedirectResponse(target, status_code=307)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
