@@ -13,7 +13,7 @@ class CompiledGPT2Pass:
     per row of a batch; it grows by doubling, and a rollback only moves the caller's length."""
 
     def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
-        self.model = model
+        self.weights = kernel.packed(model)
         self.layers, self.embed_dim = model.config.n_layer, model.config.n_embd
         self.max_positions, self.vocab = model.config.n_positions, model.config.vocab_size  # read once: config reads are slow
         self.cache = torch.zeros(self.layers, rows or 1, 0, 2 * self.embed_dim)
@@ -29,7 +29,7 @@ class CompiledGPT2Pass:
         if not all(0 <= t < self.vocab for t in tokens):
             raise IndexError(f"a token is outside the vocabulary of {self.vocab}: {tokens}")
         self._reserve(max(slots) + 1)
-        logits, states = kernel.pass_rows(self.model, tokens, positions, streams, slots, visible, self.cache,
+        logits, states = kernel.pass_rows(self.weights, tokens, positions, streams, slots, visible, self.cache,
                                            logit_rows, hidden)
         return (logits, states) if hidden else logits
 

@@ -113,14 +113,19 @@ void panel_block(int rows, const float* X, int64_t ldx, const float* P, int64_t 
 
 // Y (n, n_out) = bias + X (n, n_in) W, W packed (panels, n_in, PANEL) with n_out <= panels * PANEL.
 // Panels are shared out among threads; every output is summed the same way whoever computes it.
+// `backward` walks the panels from the last: the LM head is about the size of the core's L2 cache, so
+// read the same way round every step none of it is still there; read in alternate directions, the
+// panels one step read last are the next step's first (the small draft's step: 111 -> 101 us on 3
+// December). Every output is the same either way.
 void affine(const float* X, int64_t n, int64_t n_in, const at::Tensor& packed, const float* bias, int64_t n_out,
-            float* Y) {
+            float* Y, bool backward = false) {
   const float* W = packed.data_ptr<float>();
   const int64_t panels = packed.size(0);
   const int64_t grain = (100000 + n_in * kPanel - 1) / (n_in * kPanel);  // some 400 kB of weights a task at least
   at::parallel_for(0, panels, grain, [&](int64_t p0, int64_t p1) {
     std::vector<double> block(kRows * kPanel);
-    for (int64_t p = p0; p < p1; ++p) {
+    for (int64_t q = p0; q < p1; ++q) {
+      const int64_t p = backward ? panels - 1 - q : q;
       const float* P = W + p * n_in * kPanel;
       const int64_t j0 = p * kPanel, width = std::min<int64_t>(kPanel, n_out - j0);
       for (int64_t r0 = 0; r0 < n; r0 += kRows) {
@@ -271,7 +276,7 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
     for (int64_t r = 0; r < n; ++r)
       layer_norm(&x[r * E], lnf_w.data_ptr<float>(), lnf_b.data_ptr<float>(), E, eps, states.data_ptr<float>() + r * E);
   at::Tensor logits = at::empty({m, vocab}, options);
-  if (m) affine(last.data(), m, E, head, nullptr, vocab, logits.data_ptr<float>());
+  if (m) affine(last.data(), m, E, head, nullptr, vocab, logits.data_ptr<float>(), positions[logit_rows[0]] % 2 == 1);
   return {logits, states};
 }
 

@@ -94,6 +94,7 @@ class PackedGPT2:
     the rest as they are. The model's own tensors are not written."""
 
     def __init__(self, model, compiled):
+        self.compiled = compiled
         gpt = model.transformer
         pack = lambda w: compiled.pack(w.detach().contiguous())
         self.wte, self.wpe = gpt.wte.weight.detach(), gpt.wpe.weight.detach()
@@ -111,9 +112,10 @@ class PackedGPT2:
 _packed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> its PackedGPT2
 
 
-def packed(model, compiled) -> PackedGPT2:
-    """The model's PackedGPT2, made at its first pass and kept as long as the model lives (a cached
-    model serves every session: its weights are packed once)."""
+def packed(model) -> PackedGPT2:
+    """The model's PackedGPT2 (the kernel built first where need be), made at its first pass and kept
+    as long as the model lives (a cached model serves every session: its weights are packed once)."""
+    compiled = load()
     with _lock:
         if model not in _packed:
             with torch.inference_mode(False), torch.no_grad():
@@ -127,15 +129,13 @@ def runs_compiled(model) -> bool:
     return all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors) and load() is not None
 
 
-def pass_rows(model, tokens: list[int], positions: list[int], streams: list[int], slots: list[int],
+def pass_rows(w: PackedGPT2, tokens: list[int], positions: list[int], streams: list[int], slots: list[int],
               visible: torch.Tensor | None, cache: torch.Tensor, logit_rows: list[int], hidden: bool):
     """One compiled pass over n rows (gpt2_pass.cpp): row r, token tokens[r] at positions[r], writes
     its key and value to slot slots[r] of stream streams[r] of `cache` (layers, streams, capacity, 2E)
     and sees that stream's slots 0..slots[r], or those row r of `visible` (n, slots) marks. Returns
     the logits (len(logit_rows), V) of the named rows and the final hidden states (n, E), or None."""
-    compiled = load()
-    w = packed(model, compiled)
-    logits, states = compiled.gpt2_pass(tokens, positions, streams, slots, NO_MASK if visible is None else visible,
+    logits, states = w.compiled.gpt2_pass(tokens, positions, streams, slots, NO_MASK if visible is None else visible,
                                         cache, logit_rows, hidden, w.wte, w.wpe, w.blocks, w.scales, w.n_head,
                                         *w.ln_f, w.head, w.vocab, w.eps, GELU_C)
     return logits, (states if hidden else None)
