@@ -9,10 +9,10 @@ PORT ?= 8501
 	.venv/bin/pip install --quiet --no-deps -r requirements-train.txt
 	touch .venv/ready
 
-# The compiled passes (specdec_core/kernels), built once on this machine before anything runs, so
+# The compiled pass (specdec_core/model/gpt2_pass.cpp), built once on this machine before anything runs, so
 # no visitor and no test waits for the compiler; where it cannot be built the passes run in Python.
-.venv/kernels: .venv/ready specdec_core/kernels/gpt2_step.cpp
-	$(PY) -m specdec_core.kernels
+.venv/kernels: .venv/ready specdec_core/model/gpt2_pass.cpp
+	$(PY) -m specdec_core.model
 	touch .venv/kernels
 
 # As lean as the classroom command: .streamlit/config.toml switches the file watcher off.

@@ -3,7 +3,7 @@ against today's, interleaved in one process (docs/benchmarks.md, "Where a round'
 
 Each contestant is the cost profile's own isolated pass (`pass_costs.pass_cost`: one pass after 64 cached
 tokens, the median of 3 after a warm-up) of the draft or the target through CachedLM, with
-passes.py as it is now or as it was at --before; `stats.contest` runs them interleaved, and c is
+the core's passes as they are now or as they were at --before; `stats.contest` runs them interleaved, and c is
 taken repetition by repetition (draft / target of the same revision), median and spread. Run:
 
     python scripts/draft_step_cost.py [--before HEAD~1] [--reps 60]
@@ -14,41 +14,51 @@ repetitions, decoding time per repetition; c also the way plain runs give it (th
 time per token over the target's, and the same of their one-token passes).
 """
 import argparse
-import importlib.util
+import importlib
+import io
 import json
+import re
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
 import torch
 
-from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, lm, speculative_generate
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate
 from specdec_core.analysis.pass_costs import pass_cost
 from specdec_core.analysis.stats import contest, decode_seconds
+from specdec_core.model import cached_lm as lm
 from specdec_core.pairs import load_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def passes_at(rev: str):
-    """specdec_core/passes.py as it was at `rev`, imported as a module of its own."""
-    source = subprocess.run(["git", "show", f"{rev}:specdec_core/passes.py"], cwd=ROOT, check=True,
-                            capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "passes_before.py"
-    path.write_text(source)
-    # named inside the package, so that its relative imports resolve
-    spec = importlib.util.spec_from_file_location("specdec_core.passes_before", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["specdec_core.passes_before"] = module
-    spec.loader.exec_module(module)
-    return module
+def model_pass_at(rev: str):
+    """The core's `model_pass` as it was at `rev`: that revision's specdec_core copied and imported as a
+    package of its own (specdec_at_<rev>), so both revisions run in one process, each with its own
+    compiled passes (their build named by their source)."""
+    name = "specdec_at_" + re.sub(r"\W", "_", rev)
+    dest = Path(tempfile.mkdtemp())
+    archive = subprocess.run(["git", "archive", rev, "specdec_core"], cwd=ROOT, check=True, capture_output=True).stdout
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(dest, filter="data")
+    (dest / "specdec_core").rename(dest / name)
+    for py in (dest / name).rglob("*.py"):
+        py.write_text(py.read_text(encoding="utf-8").replace("specdec_core", name), encoding="utf-8")
+    sys.path.insert(0, str(dest))
+    for module in (f"{name}.model.passes", f"{name}.passes"):  # the model room, or the modules before it
+        try:
+            return importlib.import_module(module).model_pass
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"no model_pass at {rev}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", default="HEAD~1", help="the git revision whose passes.py is 'before'")
+    ap.add_argument("--before", default="HEAD~1", help="the git revision whose passes are 'before'")
     ap.add_argument("--reps", type=int, default=60)
     ap.add_argument("--context", type=int, default=64)
     ap.add_argument("--runs", type=int, default=0, help="whole generations instead, this many repetitions")
@@ -56,7 +66,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     pair = load_pair("shakespeare", device="cpu")
-    now, before = lm.model_pass, passes_at(args.before).model_pass
+    now, before = lm.model_pass, model_pass_at(args.before)
     if args.runs:
         return generations(pair, now, before, args)
 
@@ -73,7 +83,7 @@ def main() -> None:
             for rev, pass_of in (("before", before), ("now", now))}
     done = contest(runs, args.reps, warm_up=True)
     print(f"one-token passes after {args.context} cached tokens, one thread, {done.repeats} interleaved "
-          f"repetitions (passes.py at {args.before} = before); median (spread)")
+          f"repetitions (the passes at {args.before} = before); median (spread)")
     for name in runs:
         print(f"  {name[0]:6s} {name[1]:6s} {done.measured(name, lambda s: 1e3 * s).text('ms', 3)}")
     for rev in ("before", "now"):
@@ -112,7 +122,7 @@ def generations(pair, now, before, args) -> None:
     done = contest(runs, args.runs, warm_up=True)
     seconds = lambda rs: sum(decode_seconds(r) for r in rs) / len(rs)
     print(f"greedy, 64 new tokens, {len(prompts)} held-out prompts a repetition, {done.repeats} interleaved "
-          f"repetitions (passes.py at {args.before} = before); decoding ms per 64 tokens, median (spread)")
+          f"repetitions (the passes at {args.before} = before); decoding ms per 64 tokens, median (spread)")
     for name in runs:
         print(f"  {name[0]:8s} {name[1]:6s} {done.measured(name, seconds).text(' ms', 1, 1e3)}")
     for kind in ("plain", "draft plain", f"gamma={args.gamma}"):

@@ -29,7 +29,7 @@ from specdec_core import (  # noqa: E402
     load_pair,
     speculative_generate,
 )
-from specdec_core.lm import CachedLM  # noqa: E402
+from specdec_core.model import CachedLM  # noqa: E402
 
 
 def argmaxes(model, prompt: list[int], cont: list[int], width: int) -> list[int]:

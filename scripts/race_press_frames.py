@@ -1,6 +1,6 @@
 """Follow one press of "Start the race" from the button to the model: drive the race chapter through
 Streamlit's AppTest, press the button, and print the Python stack at a call of the model (the
-compiled passes, or the Python pass's `_layers` where none is built), the deepest such stack of the
+compiled pass's kernel call, or the Python pass's `_layers` where none is built), the deepest such stack of the
 press: the frames from the page script down to the model, the files they pass through, and every
 project file whose code the press ran.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specdec_core import kernels, passes  # noqa: E402
+from specdec_core.model import gpt2, kernel  # noqa: E402
 from tests.app.helpers import page  # noqa: E402
 
 PAGE = "chapters/race.py"
@@ -22,7 +22,7 @@ PAGE = "chapters/race.py"
 
 def main() -> None:
     # the model: the compiled passes where they are built, else the Python pass's GPT-2 layers
-    entries = [(kernels.CompiledPasses, "many"), (kernels.CompiledPasses, "step"), (passes.GPT2Pass, "_layers")]
+    entries = [(kernel, "pass_rows"), (gpt2.GPT2Pass, "_layers")]
     originals, seen = {entry: getattr(*entry) for entry in entries}, []
 
     def hooked(cls, name):
@@ -31,7 +31,7 @@ def main() -> None:
         def model(*args, **kwargs):
             stack = [f for f in traceback.extract_stack() if f.filename != __file__]  # this script's wrappers left out
             if not seen or len(stack) > len(seen[0][0]):
-                seen[:] = [(stack, f"{cls.__name__}.{name}", cls.__module__)]
+                seen[:] = [(stack, f"{getattr(cls, '__name__', cls)}.{name}", getattr(cls, "__module__", None) or cls.__name__)]
             return original(*args, **kwargs)
         return model
 
@@ -57,7 +57,7 @@ def main() -> None:
     assert not at.exception, at.exception
     assert seen, "the press reached no model"
     stack, endpoint, module = seen[0]
-    model_file = module.replace(".", "/") + (".py" if not module.endswith("kernels") else "/__init__.py")
+    model_file = module.replace(".", "/") + ".py"
     first = next(i for i, f in enumerate(stack) if f.filename.endswith(PAGE))
     path = stack[first:]
     rel = lambda f: (f.filename.split("site-packages/")[-1] if "site-packages/" in f.filename

@@ -31,7 +31,7 @@ from specdec_core import drafters, generation, sampler
 from specdec_core.analysis.pass_costs import pass_sweep
 from specdec_core.analysis.stats import contest, decode_seconds
 from specdec_core.drafters import ModelDrafter
-from specdec_core.forwards import with_forward
+from specdec_core.model import with_forward
 from specdec_core.pairs import load_pair
 from specdec_core.request import GenerationRequest
 from specdec_core.sampler import speculative_generate
@@ -140,7 +140,7 @@ def main() -> None:
     prof.runcall(runs)
     stats = pstats.Stats(prof).stats
     torch_s = sum(tt for (file, _, name), (_, _, tt, _, _) in stats.items()  # the compiled passes count as ops
-                  if file == "~" and ("torch" in name or "TensorBase" in name or "specdec_gpt2_step" in name))
+                  if file == "~" and ("torch" in name or "TensorBase" in name or "specdec_gpt2_pass" in name))
     own = sum(tt for (_, _, tt, _, _) in stats.values())
     print(f"\ncProfile of the same runs: {100 * torch_s / own:.1f}% in torch calls and the compiled passes "
           "(ops and their dispatch), "

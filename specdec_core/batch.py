@@ -2,7 +2,7 @@
 
 Each row is its own generation (the skeleton's `generation.Generation`, bookkeeping alone: its prompt,
 tokens, generator, rounds and stop); what rows share is
-the target's forward pass (specdec_core.batch_lm.BatchLM: padding, attention masks, per-row
+the target's forward pass (specdec_core.model.BatchLM: padding, attention masks, per-row
 positions and per-row rollback) and, with a model drafter, the drafter's passes. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
      together, one pass per draft position over the rows still drafting;
@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .batch_lm import BatchLM
 from .checks import MAX_GAMMA
 from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
 from .generation import Generation, as_model, check_inputs, make_generator
-from .passes import vocab_size
+from .model import BatchLM, vocab_size
 from .sampler import verify
 from .sampling import SamplingConfig, sample, to_probs
 from .trace import GenerationResult

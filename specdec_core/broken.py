@@ -73,7 +73,7 @@ class _PeekingSession:
         return bool((torch.rand(len(drafts), generator=ahead, dtype=torch.float64) < accept.double()).all())
 
     def keep_drafting(self, drafts: list[int], logits: torch.Tensor, generator: torch.Generator) -> bool:
-        from .lm import CachedLM  # both models' own passes, outside the round (the cheat)
+        from .model import CachedLM  # both models' own passes, outside the round (the cheat)
         if self.policy.sampling.greedy:
             return True
         p, q = (to_probs(CachedLM(m).extend(self.context + drafts)[-len(drafts) - 1:-1], self.policy.sampling)

@@ -26,9 +26,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import PreTrainedModel
 
-from .forwards import TransformersForward
-from .lm import CachedLM
-from .passes import context_length, vocab_size
+from .model import CachedLM, TransformersForward, context_length, vocab_size
 from .sampling import SamplingConfig, sample, to_probs
 from .tree_draft import DraftTree, draft_tree
 
@@ -136,7 +134,7 @@ class ModelDrafter(Drafter):
     drafts_trees = True
 
     def __init__(self, model: PreTrainedModel, name: str = "draft model"):
-        self.model = model  # a model wrapped in forwards.TransformersForward drafts through its own forward
+        self.model = model  # a model wrapped in model.TransformersForward drafts through its own forward
         self.name = name
         self.vocab_size = vocab_size(model)
         self.context_length = context_length(model)
@@ -329,7 +327,7 @@ def chain_tree(tokens: list[int], vocab: int) -> DraftTree:
 
 def as_drafter(drafter) -> Drafter:
     """Accept a Drafter, or a plain transformers causal LM (wrapped as a ModelDrafter; so is one wrapped
-    in forwards.TransformersForward)."""
+    in model.TransformersForward)."""
     if isinstance(drafter, (PreTrainedModel, TransformersForward)):
         return ModelDrafter(drafter)
     if isinstance(drafter, Drafter):

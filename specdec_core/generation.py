@@ -29,9 +29,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
-from .forwards import TransformersForward
-from .lm import CachedLM
-from .passes import context_length, vocab_size
+from .model import CachedLM, TransformersForward, context_length, vocab_size
 from .request import GenerationRequest
 from .sampling import SamplingConfig
 from .trace import GenerationResult, RoundTrace
@@ -42,7 +40,7 @@ STOP_MAX_NEW_TOKENS, STOP_EOS, STOP_MAX_ROUNDS = "max_new_tokens", "eos", "max_r
 # --- inputs -----------------------------------------------------------------------------------------
 
 def as_model(model, role: str) -> PreTrainedModel:
-    """The model itself (or a model wrapped in forwards.TransformersForward), or TypeError naming its
+    """The model itself (or a model wrapped in model.TransformersForward), or TypeError naming its
     role ("target")."""
     if not isinstance(model, (PreTrainedModel, TransformersForward)):
         raise TypeError(f"{role} must be a transformers causal LM, got {type(model).__name__}")

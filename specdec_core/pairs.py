@@ -12,7 +12,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 from transformers.utils import logging as hf_logging
 
-from .passes import context_length, vocab_size
+from .model import context_length, vocab_size
 from .policies import DEFAULT_ADAPTIVE
 from .policy_record import read_record
 from .self_drafters import load_self_drafters

@@ -162,6 +162,7 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
 
 # --- plain decoding ---------------------------------------------------------------------------------
 
+@torch.inference_mode()
 def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                             eos_token_id: int | None | str = "model",
@@ -169,23 +170,23 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
     """The baseline: one target pass per new token, each drawn from p (argmax when greedy).
     `prompt_ids` may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and
     eos_token_id. `on_token(token, pass_seconds)` is called as each token appears."""
-    with torch.inference_mode():  # not a decorator: no frame of torch's own in every call
-        request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
-        sampling = request.sampling
-        g = begin(target, request)
-        while g.running:
-            logits = g.score([g.context[-1]])[0]  # (V,)
-            # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
-            token = int(logits.argmax()) if sampling.greedy else sample(to_probs(logits, sampling), g.generator)
-            _, hit_eos = g.commit([], token, "target")
-            if on_token is not None:
-                on_token(token, g.lm.last_pass_s)
-            g.end_round(None, hit_eos)
-        return g.result()
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request)
+    while g.running:
+        logits = g.score([g.context[-1]])[0]  # (V,)
+        # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
+        token = int(logits.argmax()) if sampling.greedy else sample(to_probs(logits, sampling), g.generator)
+        _, hit_eos = g.commit([], token, "target")
+        if on_token is not None:
+            on_token(token, g.lm.last_pass_s)
+        g.end_round(None, hit_eos)
+    return g.result()
 
 
 # --- speculative decoding ---------------------------------------------------------------------------
 
+@torch.inference_mode()
 def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, max_new_tokens: int = 40,
                          sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
                          eos_token_id: int | None | str = "model", trace: bool = True,
@@ -197,54 +198,53 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     (identical tokens in greedy mode), whatever the policy. `trace=False` keeps only the cheap
     per-round fields. `on_round(round_trace)` is called after each round. `prompt_ids` may be a
     GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
-    with torch.inference_mode():  # not a decorator: no frame of torch's own in every call
-        policy = as_policy(gamma)
-        request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
-        sampling = request.sampling
-        g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
-        length = policy.start()  # this generation's own policy state
-        while g.running:
-            # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
-            # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
-            planned = _checked_gamma(length.next_gamma(g.context), policy)
-            n_draft = g.room(planned)
-            draft_passes_before = g.session.passes
-            stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
-            early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
-            proposal = (g.session.propose(g.context, n_draft, sampling, g.generator, **early) if n_draft > 0
-                        else Proposal([], torch.zeros(0, 0)))
-            drafts = proposal.tokens[:n_draft]
-            draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
-                          STOP_DRAFTER if len(drafts) < n_draft else
-                          STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
-            # 2. Verify: ONE target pass over the last committed token and all drafts.
-            cache_before = g.lm.length
-            logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
-            cache_pass = g.lm.length
-            p = to_probs(logits, sampling)
-            own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
-            q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
-            v = verify(p, q, drafts, sampling, g.generator, rule, logits)
-            g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
-            cache_after = g.lm.length
-            length.observe(len(drafts), v.n_accepted)
+    policy = as_policy(gamma)
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
+    sampling = request.sampling
+    g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
+    length = policy.start()  # this generation's own policy state
+    while g.running:
+        # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
+        # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
+        planned = _checked_gamma(length.next_gamma(g.context), policy)
+        n_draft = g.room(planned)
+        draft_passes_before = g.session.passes
+        stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
+        early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
+        proposal = (g.session.propose(g.context, n_draft, sampling, g.generator, **early) if n_draft > 0
+                    else Proposal([], torch.zeros(0, 0)))
+        drafts = proposal.tokens[:n_draft]
+        draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
+                      STOP_DRAFTER if len(drafts) < n_draft else
+                      STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
+        # 2. Verify: ONE target pass over the last committed token and all drafts.
+        cache_before = g.lm.length
+        logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
+        cache_pass = g.lm.length
+        p = to_probs(logits, sampling)
+        own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
+        q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
+        v = verify(p, q, drafts, sampling, g.generator, rule, logits)
+        g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
+        cache_after = g.lm.length
+        length.observe(len(drafts), v.n_accepted)
 
-            new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
-            r = g.round_record(
-                new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
-                g.session.passes - draft_passes_before, g.lm.last_pass_s,
-                gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
-                draft_cache=g.session.cache_log if drafts else None)
-            if trace:
-                if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
-                    raw = proposal.logits[:len(drafts)]
-                    r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
-                r.p_top, r.q_top = top_entries(p), top_entries(q) if len(drafts) else []
-                # (n,) alpha at each draft position = sum min(p, q) = 1 - TV(p, q)
-                r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist() if drafts else []
-                r.residual_top = top_entries(v.residual) if v.residual is not None else None
-            g.end_round(r, hit_eos, on_round)
-        return g.result(gamma=policy.gamma if isinstance(policy, Constant) else None, policy=policy.name)
+        new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
+        r = g.round_record(
+            new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
+            g.session.passes - draft_passes_before, g.lm.last_pass_s,
+            gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
+            draft_cache=g.session.cache_log if drafts else None)
+        if trace:
+            if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
+                raw = proposal.logits[:len(drafts)]
+                r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
+            r.p_top, r.q_top = top_entries(p), top_entries(q) if len(drafts) else []
+            # (n,) alpha at each draft position = sum min(p, q) = 1 - TV(p, q)
+            r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist() if drafts else []
+            r.residual_top = top_entries(v.residual) if v.residual is not None else None
+        g.end_round(r, hit_eos, on_round)
+    return g.result(gamma=policy.gamma if isinstance(policy, Constant) else None, policy=policy.name)
 
 
 def _checked_gamma(planned, policy: Policy) -> int:

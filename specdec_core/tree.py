@@ -138,6 +138,7 @@ def _tree_trace(tree: DraftTree, v: TreeVerdict, p: torch.Tensor, detailed: bool
     return t
 
 
+@torch.inference_mode()
 def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1, 1), max_new_tokens: int = 40,
                   sampling: SamplingConfig = SamplingConfig(), seed: int | None = 0,
                   node_budget: int | None = None, eos_token_id: int | None | str = "model",
@@ -148,36 +149,35 @@ def tree_generate(target, drafter, prompt_ids, shape: tuple[int, ...] = (2, 2, 1
     most). One target pass per round. Its output is distributed exactly as `autoregressive_generate`'s
     (identical tokens in greedy mode). Each round's trace holds the tree (`round.tree`). `prompt_ids`
     may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
-    with torch.inference_mode():  # not a decorator: no frame of torch's own in every call
-        shape, node_budget = check_shape(shape), check_node_budget(node_budget)
-        request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id, seed_default=0)
-        sampling = request.sampling
-        drafter = as_drafter(drafter)
-        if not drafter.drafts_trees:
-            raise ValueError(f"drafter {drafter.name!r} cannot draft token trees (it does not declare drafts_trees)")
-        g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
-        while g.running:
-            # 1. Draft a tree below the last committed token, never deeper than the tokens still wanted.
-            depth = g.room(len(shape))
-            passes_before = g.session.passes
-            tree = (g.session.propose_tree(g.context, shape, sampling, g.generator, node_budget, depth) if depth > 0
-                    else DraftTree())
-            # 2. Verify: ONE target pass over the last committed token (row 0) and every node (row i + 1).
-            p = to_probs(g.score([g.context[-1]] + tree.tokens, [-1] + [par + 1 for par in tree.parents]),
-                         sampling)  # (1 + nodes, V)
-            v = verify_tree(tree, lambda node, p=p: p[node + 1], sampling, g.generator, rule)
-            g.keep([0] + [n + 1 for n in v.path])  # both caches keep only the accepted path
-            g.session.keep_tree_path(tree, v.path)
+    shape, node_budget = check_shape(shape), check_node_budget(node_budget)
+    request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id, seed_default=0)
+    sampling = request.sampling
+    drafter = as_drafter(drafter)
+    if not drafter.drafts_trees:
+        raise ValueError(f"drafter {drafter.name!r} cannot draft token trees (it does not declare drafts_trees)")
+    g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
+    while g.running:
+        # 1. Draft a tree below the last committed token, never deeper than the tokens still wanted.
+        depth = g.room(len(shape))
+        passes_before = g.session.passes
+        tree = (g.session.propose_tree(g.context, shape, sampling, g.generator, node_budget, depth) if depth > 0
+                else DraftTree())
+        # 2. Verify: ONE target pass over the last committed token (row 0) and every node (row i + 1).
+        p = to_probs(g.score([g.context[-1]] + tree.tokens, [-1] + [par + 1 for par in tree.parents]),
+                     sampling)  # (1 + nodes, V)
+        v = verify_tree(tree, lambda node, p=p: p[node + 1], sampling, g.generator, rule)
+        g.keep([0] + [n + 1 for n in v.path])  # both caches keep only the accepted path
+        g.session.keep_tree_path(tree, v.path)
 
-            accepted = [tree.tokens[n] for n in v.path]
-            new, hit_eos = g.commit(accepted, v.next_token, v.next_kind)
-            t = _tree_trace(tree, v, p, trace)
-            r = g.round_record(
-                new, tree.tokens, len(accepted), v, t.q_node, t.p_node,
-                [math.nan if a is None else a for a in t.accept_prob],
-                None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
-                tree.pass_s, g.session.passes - passes_before, g.lm.last_pass_s, tree=t)
-            if trace:
-                r.p_top = t.p_top
-            g.end_round(r, hit_eos, on_round)
-        return g.result(gamma=len(shape), tree=TreeSettings(shape, node_budget))
+        accepted = [tree.tokens[n] for n in v.path]
+        new, hit_eos = g.commit(accepted, v.next_token, v.next_kind)
+        t = _tree_trace(tree, v, p, trace)
+        r = g.round_record(
+            new, tree.tokens, len(accepted), v, t.q_node, t.p_node,
+            [math.nan if a is None else a for a in t.accept_prob],
+            None if sampling.greedy else [math.nan if u is None else u for u in t.uniforms],
+            tree.pass_s, g.session.passes - passes_before, g.lm.last_pass_s, tree=t)
+        if trace:
+            r.p_top = t.p_top
+        g.end_round(r, hit_eos, on_round)
+    return g.result(gamma=len(shape), tree=TreeSettings(shape, node_budget))

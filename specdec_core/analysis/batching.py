@@ -27,9 +27,9 @@ from pathlib import Path
 import torch
 
 from ..batch import MAX_BATCH, batch_generate
-from ..batch_lm import BatchLM
 from ..checks import MAX_GAMMA
 from ..costs import Costs
+from ..model import BatchLM
 from ..request import GenerationRequest
 from ..sampling import SamplingConfig
 from ..theory import expected_tokens

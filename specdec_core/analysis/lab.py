@@ -26,8 +26,7 @@ from scipy import stats
 
 from ..drafters import Proposal
 from ..generation import Generation, make_generator
-from ..lm import CachedLM
-from ..passes import context_length, vocab_size
+from ..model import CachedLM, context_length, vocab_size
 from ..sampler import EXACT, Rule, verify
 from ..sampling import SamplingConfig, sample, to_probs
 from ..tree import EXACT_TREE, TreeRule, verify_tree

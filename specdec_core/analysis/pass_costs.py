@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..costs import Costs
-from ..lm import CachedLM
+from ..model import CachedLM
 from ..request import GenerationRequest
 from ..sampler import autoregressive_generate, speculative_generate
 from ..sampling import GREEDY
@@ -145,7 +145,7 @@ def calibrate(target, drafters: Mapping[str, object], request: GenerationRequest
 @torch.inference_mode()
 def pass_cost(model, k: int, context: int = 64, repeats: int = 30, warmup: int = 3) -> float:
     """Median seconds of ONE forward pass over k new positions after `context` cached tokens (a model
-    wrapped in `forwards.TransformersForward`: through its own transformers forward)."""
+    wrapped in `model.TransformersForward`: through its own transformers forward)."""
     vocab = model.get_output_embeddings().weight.shape[0]
     g = torch.Generator().manual_seed(0)
     lm = CachedLM(model)

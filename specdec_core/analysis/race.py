@@ -141,7 +141,7 @@ def live_race(target, drafter, request: GenerationRequest, gamma: int | Policy, 
     pacing.report(0.0, "Warming up both decoders (untimed)…")
     with pacing.slot():
         warm_up(target, drafter, request, gamma)
-    lanes = contest({"standard": partial(run_plain_lane, target, request),  # (a partial: no frame of its own)
+    lanes = contest({"standard": partial(run_plain_lane, target, request),
                      "speculative": partial(run_speculative_lane, target, drafter, request, gamma)},
                     repeats, pacing=pacing, busy=lambda so_far: _speedups(so_far).busy, max_repeats=max_repeats)
     pairs = list(zip(lanes.results["standard"], lanes.results["speculative"]))

@@ -5,7 +5,7 @@ target: its weights, vocabulary and width are checked when they are loaded (`for
 """
 from pathlib import Path
 
-from ..passes import context_length
+from ..model import context_length
 from .eagle import EagleDrafter
 from .files import HeadsMismatch, check_target, load_net, read_config, read_training
 from .medusa import MedusaDrafter

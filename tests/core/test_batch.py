@@ -16,9 +16,7 @@ from specdec_core import (
     speculative_generate,
 )
 from specdec_core import batch as batch_module
-from specdec_core.batch_lm import BatchLM
-from specdec_core.forwards import with_forward
-from specdec_core.lm import CachedLM
+from specdec_core.model import BatchLM, CachedLM, with_forward
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from specdec_core.lm import CachedLM
+from specdec_core.model import CachedLM
 
 
 @pytest.fixture(params=["core", "transformers"], ids=["own GPT-2 pass", "transformers forward + Cache.crop"])

@@ -1,6 +1,7 @@
 """The rules between the layers: chapters -> ui -> specdec_core, never back; inside the core, the
-algorithm in its order (sampling, lm -> drafters -> generation -> sampler -> tree -> everything else),
-analyses never reach into tools, and no module takes another module's private names."""
+algorithm in its order (sampling, model -> drafters -> generation -> sampler -> tree -> everything else),
+analyses never reach into tools, what runs a model is reached through the model room's one interface
+(specdec_core.model) only, and no module takes another module's private names."""
 import ast
 from pathlib import Path
 
@@ -11,11 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The core's own order: a module may import only from its level or below. Modules not listed (broken,
 # lossy, pairs, the analysis and tools packages, new drafters, batching) are "everything else", above all.
 LEVELS = {
-    "sampling": 0, "lm": 0, "trace": 0, "costs": 0, "checks": 0,  # leaves: distributions, forward passes, records
+    "sampling": 0, "trace": 0, "costs": 0, "checks": 0,  # leaves: distributions, records
+    "model": 0,  # the model room: everything that runs a model (caches, passes, the compiled kernel)
     "request": 0,  # what a generation is asked for (the prompt, lengths, sampling, seed, eos)
-    "passes": 0,  # the passes themselves (one row or many), under lm's cache and batch_lm's rows
-    "kernels": 0,  # the compiled one-token step the passes call
-    "forwards": 0,  # which pass a model takes (the benchmark's TransformersForward), read by passes
     "drafters": 1, "tree_draft": 1, "policies": 1,  # what proposes drafts, and how many
     "generation": 2,  # the one skeleton
     "sampler": 3,  # the chain's rule (the paper's algorithm)
@@ -96,7 +95,9 @@ def test_planted_violations_are_caught():
     assert order_violations("specdec_core.sampler", modules_of("from . import analysis", "specdec_core.sampler"))
     assert order_violations("specdec_core.sampler", modules_of("from .tree import verify_tree", "specdec_core.sampler"))
     assert order_violations("specdec_core.drafters", modules_of("from .generation import begin", "specdec_core.drafters"))
-    assert order_violations("specdec_core.lm", modules_of("import specdec_core.drafters", "specdec_core.lm"))
+    assert order_violations("specdec_core.model.passes", modules_of("from .. import drafters", "specdec_core.model.passes"))
+    assert model_room_entered(modules_of("from .model.gpt2 import GPT2Pass", "specdec_core.drafters"))
+    assert not model_room_entered(modules_of("from .model import CachedLM", "specdec_core.drafters"))
     assert not order_violations("specdec_core.tree", modules_of("from .sampler import EXACT", "specdec_core.tree"))
     assert not order_violations("specdec_core.sampler", modules_of("from . import sampling", "specdec_core.sampler"))
     race = modules_of("from ..tools import cli", "specdec_core.analysis.race")
@@ -132,6 +133,20 @@ def test_the_core_keeps_its_order(path):
     module, _ = module_name(path)
     bad = order_violations(module, imported_modules(path))
     assert not bad, f"{module} (level {core_level(module)}) imports {bad} from above"
+
+
+def model_room_entered(imported: set[str]) -> set[str]:
+    """The model room's inner modules among `imported` (the room itself, specdec_core.model, is the door)."""
+    inner = {"specdec_core.model." + p.stem for p in (ROOT / "specdec_core" / "model").glob("*.py")}
+    return {m for m in imported if m in inner}
+
+
+@pytest.mark.parametrize("path", [p for p in CORE + files("ui") + files("chapters")
+                                  if not p.is_relative_to(ROOT / "specdec_core" / "model")],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_model_room_is_entered_by_its_door(path):
+    bad = model_room_entered(imported_modules(path))
+    assert not bad, f"{path.relative_to(ROOT)} imports {bad}: the rest of the core sees specdec_core.model only"
 
 
 def private_imports(imports: set[tuple[str, str | None]]) -> set[str]:

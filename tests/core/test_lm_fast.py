@@ -1,7 +1,7 @@
-"""CachedLM's own GPT-2 pass against the model's transformers forward: the same logits, bit for bit,
-through prefills, extensions, rollbacks and buffer growth (forward="exact"; "core" the same, except
-that a narrow model's one-token steps run the small compiled kernel, within 1e-5); other models keep
-transformers' path."""
+"""CachedLM's own GPT-2 passes against the model's transformers forward, through prefills, extensions,
+rollbacks and buffer growth: the Python reference pass (forward="exact") gives the same logits bit for
+bit; the compiled pass ("core" where it is built) sums in its own fixed order, as close to float64
+arithmetic as transformers' float32 forward is; other models keep transformers' path."""
 import copy
 import random
 
@@ -9,10 +9,12 @@ import pytest
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, kernels, speculative_generate
-from specdec_core.forwards import TransformersForward, with_forward
-from specdec_core.lm import CachedLM
-from specdec_core.passes import GPT2Pass, TransformersPass, model_pass, vocab_size
+from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate
+from specdec_core.model import CachedLM, TransformersForward, kernel, vocab_size, with_forward
+from specdec_core.model.compiled import CompiledGPT2Pass
+from specdec_core.model.gpt2 import GPT2Pass
+from specdec_core.model.passes import model_pass
+from specdec_core.model.transformers_pass import TransformersPass
 from tests.conftest import tiny_gpt2
 
 
@@ -26,13 +28,12 @@ def both(model, forward="core"):
                                    dict(n_layer=1, n_embd=24, vocab=50, n_positions=200, spread=0.3)])
 @pytest.mark.parametrize("forward", ["exact", "core"])
 def test_same_logits_as_transformers_forward(shape, forward):
-    """Bit for bit, except "core" where the small compiled kernel runs these narrow models' one-token
-    steps (and so the keys later passes read): there no further from float64 arithmetic than
-    transformers' own float32 forward is (random weights of std 1 grow activations to the hundreds, so
-    both are 1e-4 off; the bundled pair's absolute bar of 1e-5 is test_step_kernel.py's)."""
+    """Bit for bit, except "core" where the compiled pass runs: there no further from float64 arithmetic
+    than transformers' own float32 forward is (random weights of std 1 grow activations to the
+    hundreds, so both are 1e-4 off; the bundled pair's absolute bar of 1e-5 is test_step_kernel.py's)."""
     model = tiny_gpt2(3, **shape)
     truth = copy.deepcopy(model).double()
-    close_only = forward == "core" and kernels.load() is not None
+    close_only = forward == "core" and kernel.load() is not None
     vocab, positions = model.config.vocab_size, model.config.n_positions
     rng = random.Random(0)
     ours_off = theirs_off = 0.0
@@ -79,7 +80,7 @@ def test_a_wrapped_model_runs_through_its_own_forward_and_reads_as_the_model():
     assert wrapped.config is model.config and next(wrapped.parameters()) is next(model.parameters())
     assert CachedLM(model).lean and not CachedLM(wrapped).lean and not CachedLM(wrapped, "core").lean
     assert not ModelDrafter(wrapped).start(vocab_size(model)).lm.lean
-    assert isinstance(model_pass(wrapped, 2), TransformersPass) and isinstance(model_pass(model, 2), GPT2Pass)
+    assert isinstance(model_pass(wrapped, 2), TransformersPass) and isinstance(model_pass(model, 2), (GPT2Pass, CompiledGPT2Pass))
 
 
 def test_unknown_forward_is_refused():

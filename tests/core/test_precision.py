@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from specdec_core import GREEDY, ModelDrafter, autoregressive_generate, speculative_generate
-from specdec_core.lm import CachedLM
+from specdec_core.model import CachedLM
 from specdec_core.pairs import ModelPair, model_at_precision
 from tests.conftest import tiny_gpt2
 

@@ -61,7 +61,7 @@ def report_markdown(results: list[dict], skipped: dict, s: Settings, command: st
           "max_new_tokens). Speedup: median over prompts of the per-prompt ratio baseline time / row time; "
           "the baseline is our plain decoding of the same kind (greedy or sampling) on the same forward, "
           "for transformers' assisted rows its own plain generate(), for that one our plain greedy. "
-          "'core' forward: specdec_core.lm's GPT-2 pass; '[transformers forward]': the model's own forward "
+          "'core' forward: specdec_core.model's GPT-2 pass; '[transformers forward]': the model's own forward "
           "(forward='transformers'), as transformers' generate() uses it. "
           "Decoding speedup: the same ratio without the target's prefill of the prompt (both sides pay it "
           "alike; the drafter's own pass over the prompt stays in). "

@@ -13,7 +13,7 @@ import torch
 from ...analysis.pass_costs import PassTimes, cost_profile, pass_seconds
 from ...costs import Costs
 from ...drafters import ModelDrafter, NgramDrafter
-from ...forwards import with_forward
+from ...model import with_forward
 from ...request import GenerationRequest
 from ...sampler import autoregressive_generate, speculative_generate
 from ...sampling import GREEDY

@@ -1,11 +1,11 @@
-"""Build the compiled passes now (make does, before the app or the tests start), and say so.
+"""Build the compiled pass now (make does, before the app or the tests start), and say so.
 
-    python -m specdec_core.kernels
+    python -m specdec_core.model
 """
 import sys
 import time
 
-from . import load, module_name, reason
+from .kernel import load, module_name, reason
 
 start = time.perf_counter()
 module = load()

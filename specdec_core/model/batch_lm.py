@@ -1,9 +1,9 @@
 """A causal LM reading many sequences at once: one forward pass for B ragged rows, each with its own
 KV cache length, and a per-row rollback.
 
-A round of batched decoding feeds a different number of tokens to each row; the pass
-(specdec_core.passes: the lean GPT-2 pass for a plain GPT-2, the model's own forward otherwise) pads
-them, keeps every row to its own tokens and positions, and drops rows that finish (`retire`).
+A round of batched decoding feeds a different number of tokens to each row; the pass (passes.py:
+the lean GPT-2 pass for a plain GPT-2, the model's own forward otherwise) keeps every row to its own
+tokens and positions, and drops rows that finish (`retire`).
 """
 import time
 

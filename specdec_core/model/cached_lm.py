@@ -7,29 +7,34 @@ keeps only the accepted branch, so the cache reads as if that branch had been fe
 One `CachedLM` belongs to one generation call. The model it wraps is shared and read-only (many
 sessions use one cached model), so every call makes its own cache: nothing mutable is shared.
 
-The passes themselves are specdec_core.passes': the lean GPT-2 pass for a plain GPT-2 (the bundled
-pair, the hub's GPT-2 family), the model's own transformers forward for any other causal LM.
-`forward="transformers"`, or a model wrapped in `forwards.TransformersForward`, sends a GPT-2 the second
-way too (the benchmark compares both).
+The passes themselves are passes.py's choice: the compiled GPT-2 pass for a plain GPT-2 (the bundled
+pair, the hub's GPT-2 family), its Python reference with forward="exact" or where the kernel is not
+built, the model's own transformers forward for any other causal LM. `forward="transformers"`, or a
+model wrapped in `forwards.TransformersForward`, sends a GPT-2 the third way too (the benchmark
+compares them).
 """
 import time
 
 import torch
 from transformers import PreTrainedModel
 
+from .compiled import CompiledGPT2Pass
 from .forwards import ONE_ROW_FORWARDS, check_forward
-from .passes import GPT2Pass, TransformersPass, model_pass
+from .gpt2 import GPT2Pass
+from .passes import model_pass
+from .transformers_pass import TransformersPass
 
 
 class CachedLM:
     """The tokens fed so far live in the KV cache; `extend` feeds more and returns their logits."""
 
     def __init__(self, model: PreTrainedModel, forward: str = "core"):
-        """forward: "core" (the lean GPT-2 pass where the model allows it), "exact" (the same, every logit
-        with transformers' bits: never the small compiled kernel) or "transformers" (its own forward)."""
+        """forward: "core" (the lean GPT-2 pass where the model allows it: the compiled one where built),
+        "exact" (the Python reference pass: transformers' bits) or "transformers" (its own forward)."""
         self.model = model
         self.device = next(model.parameters()).device
-        self._pass: GPT2Pass | TransformersPass = model_pass(model, forward=check_forward(forward, ONE_ROW_FORWARDS))
+        forward = check_forward(forward, ONE_ROW_FORWARDS)
+        self._pass: CompiledGPT2Pass | GPT2Pass | TransformersPass = model_pass(model, forward=forward)
         self.length = 0  # tokens in the cache
         self.passes = 0  # forward passes made (prefill included)
         self.last_pass_s = 0.0  # wall time of the latest pass
@@ -40,7 +45,7 @@ class CachedLM:
     @property
     def lean(self) -> bool:
         """Whether the passes run the core's lean GPT-2 pass (else the model's transformers forward)."""
-        return isinstance(self._pass, GPT2Pass)
+        return not isinstance(self._pass, TransformersPass)
 
     @property
     def cache(self):

@@ -1,7 +1,7 @@
 """Which forward pass a model runs, for the one place that compares them: the benchmark.
 
-The core runs a plain GPT-2 through its own lean pass (`passes.GPT2Pass`) and any other causal LM
-through the model's own transformers forward (`passes.TransformersPass`). `TransformersForward(model)`
+The core runs a plain GPT-2 through its own lean pass (compiled.py, or gpt2.py's reference) and any
+other causal LM through the model's own transformers forward (transformers_pass.py). `TransformersForward(model)`
 marks a model to take the second way even where the first could run, so the benchmark can time our
 sampler on transformers' forward with the very calls it times on ours: pass it wherever a target or a
 drafter model goes. It is a view, not a copy: every attribute is the wrapped model's, and nothing in
@@ -10,7 +10,7 @@ the model changes (a cached model stays read-only).
 from transformers import PreTrainedModel
 
 FORWARDS = ("core", "transformers")  # the lean GPT-2 pass where the model allows it; the model's own forward
-ONE_ROW_FORWARDS = (*FORWARDS, "exact")  # lm.CachedLM's: also the lean pass with transformers' bits throughout
+ONE_ROW_FORWARDS = (*FORWARDS, "exact")  # CachedLM's: also the Python reference pass, transformers' bits
 
 
 class TransformersForward:

@@ -1,22 +1,14 @@
-"""The target's and the drafter's forward passes over a KV cache, for one row or many rows at once.
+"""The GPT-2 block in Python: the reference pass, and the fallback where the compiled pass is not built.
 
-`GPT2Pass` is the lean pass of a plain GPT-2 (the bundled pair, the hub's GPT-2 family): transformers'
-own GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and scale,
-gelu_new), without its per-call machinery. Why: for models this small, transformers' forward spends
-more time in Python (config lookups, mask builders, output dataclasses, a fresh concatenation of the
-whole cache per layer) than in arithmetic. On one CPU thread, a 1-layer d=128 GPT-2 (the bundled
-draft's shape) took 0.69 ms a pass through transformers and takes 0.27 ms here; an 8-layer d=384 one
-(the target's) 5.4 ms and 3.6 ms (docs/benchmarks.md). tests/core/test_lm_fast.py holds its logits
-against transformers' bit for bit.
+`GPT2Pass` runs a plain GPT-2 (the bundled pair, the hub's GPT-2 family) with transformers' own
+GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and scale,
+gelu_new), without its per-call machinery, so its logits are transformers' bit for bit
+(tests/core/test_lm_fast.py). forward="exact" keeps a model on it. Its C++ twin is compiled.py's
+pass (gpt2_pass.cpp), which the core runs by default where it is built.
 
-`TransformersPass` is the one fallback: any other causal LM (or a GPT-2 with forward="transformers",
-which the benchmark compares) through the model's own forward and a transformers DynamicCache.
-
-Both answer the same calls, which lm.CachedLM (one row) and batch_lm.BatchLM (many rows) make:
-  one row:   __call__(tokens, past, keep, hidden), tree(tokens, positions, past, mask, hidden),
-             keep(start, slots), rollback(n)
-  many rows: rows(feeds, lengths, keep), rollback_row(row, n), retire(rows)
-A pass object serves one of the two: one row (rows=None) or a batch of `rows` rows.
+Not batch-invariant: a pass over k rows runs MKL's products over k rows, which round differently from
+its one-row products, so row i of a verify pass can differ from the one-token pass at that position
+in the last bits (up to 2e-5 on the bundled target; tests/core/test_batch_invariance.py shows it).
 
 Many rows: a round feeds a different number of tokens to each row (a speculative row feeds its last
 committed token plus its drafts; a finished row none). The pass pads the rows to the longest feed; an
@@ -28,55 +20,15 @@ import math
 
 import torch
 import torch.nn.functional as F
-from transformers import DynamicCache, GPT2LMHeadModel, PreTrainedModel
-from transformers.cache_utils import DynamicLayer
-
-from . import kernels
-from .forwards import TransformersForward
+from transformers import GPT2LMHeadModel
 
 GELU_C = math.sqrt(2.0 / math.pi)
-
-
-def context_length(model: PreTrainedModel) -> int:
-    """The model's maximum number of positions (prompt + generated tokens)."""
-    cfg = model.config
-    for name in ("n_positions", "max_position_embeddings", "n_ctx"):
-        value = getattr(cfg, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    raise ValueError(f"cannot tell the context length of {type(model).__name__}")
-
-
-def vocab_size(model: PreTrainedModel) -> int:
-    """Size of the model's output distribution."""
-    return int(model.get_output_embeddings().weight.shape[0])
-
-
-def lean_gpt2(model) -> bool:
-    """Whether `model` is a plain GPT-2 that GPT2Pass reproduces op for op."""
-    cfg = model.config
-    return (type(model) is GPT2LMHeadModel and not model.training
-            and getattr(cfg, "_attn_implementation", None) == "sdpa" and cfg.activation_function == "gelu_new"
-            and not cfg.add_cross_attention and not cfg.scale_attn_by_inverse_layer_idx
-            and not cfg.reorder_and_upcast_attn and model.lm_head.bias is None)
 
 
 def gelu_new_(h: torch.Tensor) -> torch.Tensor:
     """gelu_new, 0.5 h (1 + tanh(c (h + 0.044715 h^3))), in transformers' order, in place on h."""
     t = torch.pow(h, 3.0).mul_(0.044715).add_(h).mul_(GELU_C).tanh_().add_(1.0)
     return h.mul_(0.5).mul_(t)
-
-
-def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
-    """The pass for `model`: the lean GPT-2 pass where forward is "core" or "exact" and the model allows
-    it ("exact": never the small compiled kernel, so every logit keeps transformers' bits), else the
-    model's own forward (always for a model wrapped in forwards.TransformersForward); for one row
-    (rows=None) or a batch of `rows` rows."""
-    if isinstance(model, TransformersForward):
-        model, forward = model.model, "transformers"
-    if forward in ("core", "exact") and lean_gpt2(model):
-        return GPT2Pass(model, rows, exact=forward == "exact")
-    return TransformersPass(model, rows)
 
 
 class GPT2Pass:
@@ -91,7 +43,7 @@ class GPT2Pass:
     rows that finish are retired, dropped from the buffers, so a nearly finished batch does not pay for
     its finished rows. Buffers grow by doubling; a rollback only moves the caller's length."""
 
-    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None, exact: bool = False):
+    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
         gpt = model.transformer
         self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
         self.n_head = model.config.n_head
@@ -112,8 +64,6 @@ class GPT2Pass:
             self.slot = list(range(rows))  # row -> its index in the buffers (None once retired)
             self.keys = [self._empty(rows, 0) for _ in self.blocks]
             self.values = [self._empty(rows, 0) for _ in self.blocks]
-        # one row: the passes compiled (specdec_core/kernels), or None for the Python ones
-        self._compiled = None if self.batched else kernels.compiled_passes(self, exact)
 
     # --- the blocks, shared by one row and many ------------------------------------------------------
 
@@ -172,52 +122,22 @@ class GPT2Pass:
             return F.linear(h[k - keep:], self.lm_head), h
         return self._logits(x[k - keep:])
 
+    @torch.inference_mode()
     def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
         `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
-        if not torch.is_inference_mode_enabled():  # the generation functions run under it already
-            with torch.inference_mode():
-                return self(tokens, past, keep, hidden)
         k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
         self._reserve(past + k)
-        if k == 1 and keep == 1 and not hidden:  # a draft step, a plain-decoding pass
-            if not 0 <= tokens[0] < self.wte.shape[0]:
-                raise IndexError(f"token {tokens[0]} is outside the vocabulary of {self.wte.shape[0]}")
-            if self._compiled is not None:  # compiled where built (specdec_core/kernels)
-                return self._compiled.step(tokens[0], past)
-            return self._step(tokens[0], past)
         # transformers' masks: none for one query or an empty cache (is_causal), else a boolean one.
-        if self._causal is None:  # made once, at the first pass over more than one token (or one with `hidden`)
+        if self._causal is None:  # made once, at the first pass over more than one token
             n = self.max_positions
             self._causal = torch.ones(n, n, dtype=torch.bool, device=self.wte.device).tril()
-        if self._compiled is not None and not hidden:  # the same ops from C++ (a verify pass, a prefill)
-            return self._compiled.many(tokens, past, keep, self._causal)
         ids = torch.tensor(tokens, dtype=torch.long, device=self.wte.device)
         x = torch.embedding(self.wte, ids) + self.wpe[past:past + k]  # (k, E)
         mask = self._causal[past:past + k, :past + k] if k > 1 and past else None  # (k, past + k)
         return self._one_row(x, past, mask, k > 1 and not past, keep, hidden)
-
-    def _step(self, token: int, past: int) -> torch.Tensor:
-        """Logits (1, V) of one token after `past` cached positions: the ops of `_one_row` for k = 1
-        (no mask, not causal), in the same order and so bit for bit the same, without what one
-        position does not need: no id tensor (its embedding row is a slice), no attention closure, and
-        attention's (1, H, 1, D) output read as (1, E) in place. A draft step is this pass; for the
-        1-layer d=128 draft the per-op overhead is most of its cost (docs/benchmarks.md), so `__call__`
-        sends a one-token pass to the compiled step where it is built (specdec_core/kernels)."""
-        E, end = self.embed_dim, past + 1
-        shape, eps = (E,), self.eps
-        x = self.wte[token:token + 1] + self.wpe[past:end]  # (1, E)
-        for (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b), heads, cache \
-                in zip(self.blocks, self.heads, self.cache):
-            torch.addmm(qkv_b, torch.layer_norm(x, shape, ln1_w, ln1_b, eps), qkv_w, out=cache[past:end])
-            att = F.scaled_dot_product_attention(heads[0, :, :, past:end], heads[1, :, :, :end], heads[2, :, :, :end],
-                                                 dropout_p=0.0, scale=scale)  # (1, H, 1, D)
-            x = torch.addmm(proj_b, att.reshape(1, E), proj_w).add_(x)
-            h = torch.addmm(fc_b, torch.layer_norm(x, shape, ln2_w, ln2_b, eps), fc_w)  # (1, 4E)
-            x = torch.addmm(out_b, gelu_new_(h), out_w).add_(x)
-        return F.linear(torch.layer_norm(x, shape, *self.ln_f, eps), self.lm_head)
 
     @torch.inference_mode()
     def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
@@ -316,103 +236,3 @@ class GPT2Pass:
             return {r: logits[at[r]][None] for r in rows}
         logits = self._logits(x)  # (B, K, V)
         return {r: logits[at[r], :len(feeds[r])] for r in rows}
-
-
-class TransformersPass:
-    """Any causal LM through its own forward and one transformers DynamicCache.
-
-    One row: the model's plain call (its logits are transformers' own, the reference the lean pass is
-    held to); a rollback crops the cache; a tree goes in with a custom 4D mask. Many rows: the cache's
-    slots only grow, and `seen` (rows, slots) says which slots hold a row's committed tokens, so a
-    rollback is a mask edit."""
-
-    def __init__(self, model: PreTrainedModel, rows: int | None = None):
-        self.model, self.device = model, next(model.parameters()).device
-        self.cache = DynamicCache(config=model.config)
-        self.batched = rows is not None
-        if self.batched:
-            self._check_masks("batched decoding")
-            self.seen = torch.zeros(rows, 0, dtype=torch.bool)  # (rows, slots)
-
-    def _check_masks(self, what: str) -> None:
-        impl = getattr(self.model.config, "_attn_implementation", None)
-        if impl not in ("sdpa", "eager"):
-            raise ValueError(f"{what} through {type(self.model).__name__}'s forward needs a custom 4D attention "
-                             f"mask, which {impl!r} attention does not take: load it with attn_implementation='sdpa'")
-
-    def _additive(self, visible: torch.Tensor) -> torch.Tensor:
-        """A boolean mask as the additive float mask the model's attention takes."""
-        dtype = next(self.model.parameters()).dtype
-        return torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)
-
-    # --- one row ---------------------------------------------------------------------------------------
-
-    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
-        ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-        more = {"output_hidden_states": True} if hidden else {}
-        out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep, **more)
-        self.cache = out.past_key_values
-        return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
-
-    def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
-        """A tree pass with a custom 4D attention mask (k, cache + k)."""
-        self._check_masks("tree verification")
-        out = self.model(input_ids=torch.tensor([tokens], dtype=torch.long, device=self.device),
-                         attention_mask=self._additive(mask)[None, None].to(self.device),  # (1, 1, k, cache + k)
-                         position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
-                         past_key_values=self.cache, use_cache=True, output_hidden_states=hidden)
-        self.cache = out.past_key_values
-        return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
-
-    def keep(self, start: int, slots: list[int]) -> None:
-        """Keep the first `start` cached positions, then `slots` in order (a tree's accepted path)."""
-        index = torch.tensor(list(range(start)) + slots, dtype=torch.long, device=self.device)
-        for layer in self.cache.layers:
-            if type(layer) is not DynamicLayer:
-                raise ValueError(f"cannot keep a tree path in a {type(layer).__name__} cache")
-            if not layer.is_initialized:
-                continue  # a layer this model never wrote to
-            layer.keys, layer.values = layer.keys.index_select(-2, index), layer.values.index_select(-2, index)
-
-    def rollback(self, n: int) -> None:
-        """Forget the last n cached tokens (transformers 5.x: crop(-n) removes n tokens)."""
-        if n:
-            self.cache.crop(-n)
-
-    # --- many rows -------------------------------------------------------------------------------------
-
-    def retire(self, rows: list[int]) -> None:
-        pass  # the slots stay; a retired row is never fed again
-
-    def rollback_row(self, row: int, n: int) -> None:
-        """Unsee the row's last n committed slots."""
-        if n:
-            slots = self.seen[row].nonzero().view(-1)[-n:]
-            self.seen[row, slots] = False
-
-    @torch.inference_mode()
-    def rows(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
-        rows = [r for r in feeds if feeds[r]]
-        B, K = self.seen.shape[0], max(len(feeds[r]) for r in rows)
-        ids = torch.zeros(B, K, dtype=torch.long)
-        fed = torch.zeros(B, K, dtype=torch.bool)
-        for r in rows:
-            ids[r, :len(feeds[r])] = torch.tensor(feeds[r], dtype=torch.long)
-            fed[r, :len(feeds[r])] = True
-        positions = torch.tensor(lengths)[:, None] + torch.arange(K)  # (B, K)
-        # New slot j of row b is visible to query i of row b when j <= i and slot j is really fed;
-        # a padding query sees itself, so no row of the mask is empty.
-        causal = torch.ones(K, K, dtype=torch.bool).tril()
-        new = (causal[None] & fed[:, None, :]) | torch.eye(K, dtype=torch.bool)[None]  # (B, K, K)
-        visible = torch.cat([self.seen[:, None, :].expand(B, K, -1), new], dim=2)  # (B, K, slots + K)
-        out = self.model(input_ids=ids.to(self.device), attention_mask=self._additive(visible)[:, None].to(self.device),
-                         position_ids=positions.clamp(max=context_length(self.model) - 1).to(self.device),
-                         past_key_values=self.cache, use_cache=True)
-        self.cache = out.past_key_values
-        self.seen = torch.cat([self.seen, fed], dim=1)
-        if keep is None:
-            return {}
-        if keep == "last":
-            return {r: out.logits[r, len(feeds[r]) - 1][None] for r in rows}
-        return {r: out.logits[r, :len(feeds[r])] for r in rows}
-

@@ -1,0 +1,144 @@
+"""The lean GPT-2 pass compiled (gpt2_pass.cpp), built once on this machine: the C++ twin of the
+Python reference pass (gpt2.GPT2Pass).
+
+One kernel for every pass (one token, a verify pass, a prefill, a tree, a batch's rows), for the draft
+and the target: it reads each weight once per pass for all the rows (the weights packed once per
+model into the panels it streams, `packed`), and computes every row with the same operations in the
+same order whatever the number of rows, so row i of a k-row pass is bit for bit the one-token pass
+at its position (tests/core/test_batch_invariance.py). Its sums run in its own order, not MKL's: its
+logits are within 1e-5 of transformers' one-token passes on the bundled pair, and nearer float64
+arithmetic than transformers' pass over a whole prompt (tests/core/test_step_kernel.py).
+forward="exact" (the Python reference pass) keeps transformers' bits, for comparisons.
+
+torch's own extension builder (torch.utils.cpp_extension, with ninja and the C++ compiler) builds it
+once per machine into torch's extension cache; `make` builds it ahead (`python -m specdec_core.model`),
+so no visitor waits for it. Where it cannot be built (no compiler), `load` says why once and returns
+None, and the Python reference pass runs: transformers' bits, but not batch-invariant (MKL's products
+over k rows round differently from its one-row products: up to 2e-5 on the bundled target). Greedy
+outputs stay the target's there too, except where a near-tie falls inside that rounding.
+SPECDEC_KERNELS=off never loads it, for comparisons.
+"""
+import hashlib
+import logging
+import os
+import platform
+import sysconfig
+import threading
+import weakref
+from pathlib import Path
+
+import torch
+
+from .gpt2 import GELU_C
+
+SOURCE = Path(__file__).with_name("gpt2_pass.cpp")
+# built on the machine that runs it, for its processor; no contraction into fused multiply-adds left to
+# the compiler (the kernel writes its own), so a loop computes an element the same way in every lane
+FLAGS = ["-O3", "-march=native", "-ffp-contract=off"]
+
+log = logging.getLogger(__name__)
+_lock = threading.Lock()
+_loaded: dict[str, object] = {}  # "module" -> the built module, or "reason" -> why there is none
+
+
+def _cpu() -> str:
+    """What the build is for: -march=native code must not run on another processor."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor()
+    return "".join(next((line for line in lines if line.startswith(key)), "") for key in ("model name", "flags"))
+
+
+def module_name() -> str:
+    """The extension's name: the source, the flags and the processor in a hash, so a change to any of
+    them builds anew instead of loading a stale or foreign build."""
+    key = SOURCE.read_bytes() + " ".join(FLAGS).encode() + _cpu().encode()
+    return "specdec_gpt2_pass_" + hashlib.sha256(key).hexdigest()[:12]
+
+
+def load():
+    """The compiled module (built first if this machine has no build yet), or None with the reason
+    logged once (`reason()`); thread-safe, built at most once per process."""
+    with _lock:
+        if not _loaded:
+            _loaded.update(_build())
+        return _loaded.get("module")
+
+
+def reason() -> str | None:
+    """Why the compiled passes are not in use (None when they are, or before `load` ran)."""
+    return _loaded.get("reason")
+
+
+def _build() -> dict:
+    if os.environ.get("SPECDEC_KERNELS", "").lower() in ("off", "0", "no"):
+        return {"reason": "switched off by SPECDEC_KERNELS"}
+    scripts = sysconfig.get_path("scripts")  # ninja from requirements.txt, where the venv is not activated
+    if scripts and scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    try:
+        from torch.utils.cpp_extension import load as build_and_load
+        module = build_and_load(module_name(), [str(SOURCE)], extra_cflags=FLAGS, verbose=False)
+    except Exception as exc:  # no compiler, no ninja, a failed build: the Python passes still work
+        why = f"the compiled passes could not be built ({type(exc).__name__}: {str(exc)[:300]}); " \
+              "the passes run in Python"
+        log.warning(why)
+        return {"reason": why}
+    return {"module": module}
+
+
+class PackedGPT2:
+    """A GPT-2's tensors as the kernel reads them, made once per model (`packed`): the four weight
+    matrices of every block and the LM head (transposed) packed into the panels the kernel streams,
+    the rest as they are. The model's own tensors are not written."""
+
+    def __init__(self, model, compiled):
+        self.compiled = compiled
+        gpt = model.transformer
+        pack = lambda w: compiled.pack(w.detach().contiguous())
+        self.wte, self.wpe = gpt.wte.weight.detach(), gpt.wpe.weight.detach()
+        self.embed_dim, self.n_head, self.eps = gpt.embed_dim, model.config.n_head, gpt.ln_f.eps
+        self.blocks = [t.detach() if isinstance(t, torch.Tensor) else t for b in gpt.h for t in (
+            b.ln_1.weight, b.ln_1.bias, pack(b.attn.c_attn.weight), b.attn.c_attn.bias, pack(b.attn.c_proj.weight),
+            b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias, pack(b.mlp.c_fc.weight), b.mlp.c_fc.bias,
+            pack(b.mlp.c_proj.weight), b.mlp.c_proj.bias)]
+        self.scales = [float(b.attn.scaling) for b in gpt.h]
+        self.ln_f = (gpt.ln_f.weight.detach(), gpt.ln_f.bias.detach())
+        self.vocab = model.lm_head.weight.shape[0]
+        self.head = pack(model.lm_head.weight.t())
+
+
+_packed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # model -> its PackedGPT2
+
+
+def packed(model) -> PackedGPT2:
+    """The model's PackedGPT2 (the kernel built first where need be), made at its first pass and kept
+    as long as the model lives (a cached model serves every session: its weights are packed once)."""
+    compiled = load()
+    with _lock:
+        if model not in _packed:
+            with torch.inference_mode(False), torch.no_grad():
+                _packed[model] = PackedGPT2(model, compiled)
+        return _packed[model]
+
+
+def runs_compiled(model) -> bool:
+    """Whether the kernel can run `model`'s passes: built, and the model's tensors float32 on the CPU."""
+    tensors = list(model.parameters())
+    return all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors) and load() is not None
+
+
+def pass_rows(w: PackedGPT2, tokens: list[int], positions: list[int], streams: list[int], slots: list[int],
+              visible: torch.Tensor | None, cache: torch.Tensor, logit_rows: list[int], hidden: bool):
+    """One compiled pass over n rows (gpt2_pass.cpp): row r, token tokens[r] at positions[r], writes
+    its key and value to slot slots[r] of stream streams[r] of `cache` (layers, streams, capacity, 2E)
+    and sees that stream's slots 0..slots[r], or those row r of `visible` (n, slots) marks. Returns
+    the logits (len(logit_rows), V) of the named rows and the final hidden states (n, E), or None."""
+    logits, states = w.compiled.gpt2_pass(tokens, positions, streams, slots, NO_MASK if visible is None else visible,
+                                        cache, logit_rows, hidden, w.wte, w.wpe, w.blocks, w.scales, w.n_head,
+                                        *w.ln_f, w.head, w.vocab, w.eps, GELU_C)
+    return logits, (states if hidden else None)
+
+
+NO_MASK = torch.empty(0, dtype=torch.bool)

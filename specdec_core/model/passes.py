@@ -1,0 +1,50 @@
+"""Which pass runs a model, and the calls every pass answers.
+
+- compiled.CompiledGPT2Pass: a plain GPT-2 through the compiled, batch-invariant kernel (the default
+  where it is built);
+- gpt2.GPT2Pass: the same model through the Python reference block, transformers' own ops and bits
+  (forward="exact", and where the kernel cannot be built);
+- transformers_pass.TransformersPass: any other causal LM (or a model wrapped in
+  forwards.TransformersForward) through its own forward.
+
+Why a lean pass at all: for models this small, transformers' forward spends more time in Python
+(config lookups, mask builders, output dataclasses, a fresh concatenation of the whole cache per
+layer) than in arithmetic (docs/benchmarks.md).
+
+All three answer the same calls, which cached_lm.CachedLM (one row) and batch_lm.BatchLM (many rows)
+make:
+  one row:   __call__(tokens, past, keep, hidden), tree(tokens, positions, past, mask, hidden),
+             keep(start, slots), rollback(n)
+  many rows: rows(feeds, lengths, keep), rollback_row(row, n), retire(rows)
+A pass object serves one of the two: one row (rows=None) or a batch of `rows` rows.
+"""
+from transformers import PreTrainedModel
+
+from . import kernel
+from .compiled import CompiledGPT2Pass
+from .config import lean_gpt2
+from .forwards import TransformersForward
+from .gpt2 import GPT2Pass
+from .transformers_pass import TransformersPass
+
+
+def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
+    """The pass for `model`: the lean GPT-2 pass where forward is "core" or "exact" and the model allows
+    it ("exact": never the small compiled kernel, so every logit keeps transformers' bits), else the
+    model's own forward (always for a model wrapped in forwards.TransformersForward); for one row
+    (rows=None) or a batch of `rows` rows."""
+    if isinstance(model, TransformersForward):
+        model, forward = model.model, "transformers"
+    if forward in ("core", "exact") and lean_gpt2(model):
+        if forward == "core" and kernel.runs_compiled(model):
+            return CompiledGPT2Pass(model, rows)
+        return GPT2Pass(model, rows)
+    return TransformersPass(model, rows)
+
+
+def batch_invariant(model: PreTrainedModel, forward: str = "core") -> bool:
+    """Whether `model`'s passes run the compiled pass, whose rows of a pass over several positions are
+    bit for bit its one-token passes (so greedy speculative decoding cannot flip a near-tie that plain
+    decoding decides); False for the Python reference, transformers' forward, another precision."""
+    return not isinstance(model, TransformersForward) and forward == "core" and lean_gpt2(model) \
+        and kernel.runs_compiled(model)
