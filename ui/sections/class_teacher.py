@@ -85,7 +85,7 @@ def resume_panel() -> None:
                 return
         normal = codes.normalize_code(code or "")
         if normal is None:
-            st.error("Type the class code (6 letters and digits) or upload the key file.")
+            st.error("Type the class code (its letters and digits) or upload the key file.")
             return
         _, error = attempt(store().check_teacher, normal, key or "")
         if error:
