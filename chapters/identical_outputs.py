@@ -4,9 +4,10 @@ Greedy shows it at once: both decoders' tokens side by side and an empty diff. F
 broken samplers, the lossy rules peers ship and the tree rules failing or passing the same test."""
 import streamlit as st
 
-from specdec_core import GenerationRequest, NgramDrafter, autoregressive_generate, speculative_generate
+from specdec_core import GenerationRequest, NgramDrafter, autoregressive_generate, model, speculative_generate
 from specdec_core.analysis import lab
 from specdec_core.sampling import GREEDY
+from ui.content import mismatch
 from ui.sections import identical_outputs_lab
 from ui.server import admission, models
 from ui.state import settings
@@ -55,9 +56,8 @@ with layout.demo():
                    f"{g['plain_passes'] - g['spec_passes']} fewer target passes for the speculative decoder.",
                    icon=":material/check_circle:")
     else:
-        st.error(f"The outputs differ from token {lab.first_difference(g['plain'], g['spec'])}: greedy speculative "
-                 "decoding gives the very tokens in exact arithmetic; a near-tie between two tokens can flip when a "
-                 "pass over several positions rounds differently from a pass over one, which is what happened here.")
+        st.error(f"The outputs differ from token {lab.first_difference(g['plain'], g['spec'])}. "
+                 + mismatch.greedy_mismatch_reason(model.batch_invariant(pair.target)))
     with st.expander("The token ids, and their diff"):
         for title, tokens in (("Standard", g["plain"]), ("Speculative", g["spec"])):
             st.markdown(f"**{title}**")

@@ -6,8 +6,10 @@ import time
 import plotly.graph_objects as go
 import streamlit as st
 
+from specdec_core import model
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
+from ui.content import mismatch
 from ui.sections import race_peer, race_simulated, race_sweep
 from ui.server import demo, measure, models
 from ui.state import settings
@@ -111,9 +113,8 @@ with layout.demo():
                            icon=":material/check_circle:")
             else:
                 first = next((i for i, (a, b) in enumerate(zip(live.standard.tokens, live.speculative.tokens)) if a != b), None)
-                st.error(f"The texts differ (first at token {first}). In exact arithmetic greedy speculative decoding "
-                         "gives the very same tokens; a near-tie between two tokens can flip when a pass over several "
-                         "positions rounds differently from a pass over one, which is what happened here.")
+                st.error(f"The texts differ (first at token {first}). "
+                         + mismatch.greedy_mismatch_reason(model.batch_invariant(pair.target)))
         else:
             same = "identical" if live.identical else "different"
             st.info(f"With sampling the two texts are {same} here: each decoder uses its random numbers in its own "
