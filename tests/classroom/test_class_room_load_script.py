@@ -1,24 +1,15 @@
 """scripts/class_room_load.py runs a small room on a real server end to end: every phone sees every
 vote opened, and the store counts exactly the ballots the phones hold (kept from rotting)."""
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "class_room_load.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("class_room_load", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 @pytest.mark.slow  # a real server start (torch and the models' code imported) and a room: about 40 s
 def test_four_phones_every_vote_counted(capsys):
-    script = load_script()
+    script = load_script("class_room_load")
     status = script.main(["--phones", "4", "--questions", "1", "--change", "0.5", "--no-race", "--cpu-seconds", "2"])
     out = capsys.readouterr().out
     counted = re.search(r"votes cast (\d+) .*ballots counted (\d+) of (\d+) the phones hold; tallies exact: (\w+)", out)
@@ -31,7 +22,7 @@ def test_four_phones_every_vote_counted(capsys):
 
 
 def test_it_refuses_an_unbounded_room():
-    script = load_script()
+    script = load_script("class_room_load")
     for argv in (["--phones", "100000"], ["--questions", "0"], ["--change", "2"]):
         with pytest.raises(SystemExit):
             script.main(argv)

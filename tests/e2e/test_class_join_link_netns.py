@@ -1,23 +1,13 @@
 """The join link from a second machine's point of view (scripts/class_join_link_netns.py): a teacher who opened
 localhost on the server projects a link and a QR code that a phone in another network namespace opens; with
 no network beyond the server, the teacher sees the warning and no QR code. Needs root (ip netns)."""
-import importlib.util
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_browser import pytestmark as needs_chromium
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "class_join_link_netns.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("class_join_link_netns", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 @needs_chromium
@@ -26,7 +16,7 @@ def load_script():
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("curl"),
                     reason="needs root, ip (iproute2) and curl to make two network namespaces")
 def test_a_phone_on_the_network_opens_the_link_a_teacher_on_localhost_projects():
-    script = load_script()
+    script = load_script("class_join_link_netns")
     seen = script.demo()
     lan, alone = seen["on a network"], seen["no network"]
     assert lan["teacher opened"].startswith("http://localhost:")

@@ -1,28 +1,18 @@
 """Class mode beyond one machine (scripts/class_proxy_run.py): deploy/nginx-class.conf fills and nginx accepts
 it; a small room runs through nginx in front of two app processes on one PostgreSQL, every view and the
 store agree with the votes cast, and both processes served browsers, each browser always the same one."""
-import importlib.util
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_browser import pytestmark as needs_chromium
 from tests.pg import PostgresMissing, bin_dir
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "class_proxy_run.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("class_proxy_run", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    module = load_script()
+    module = load_script("class_proxy_run")
     try:
         module.nginx_binary()
     except module.NginxMissing as err:
