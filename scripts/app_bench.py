@@ -1,6 +1,6 @@
 """The app's live figures against the library's, on this machine: a benchmark that prints figures (not a test).
 
-    .venv/bin/python scripts/app_bench.py [--clicks 5] [--busy 2] [--port 8765]
+    .venv/bin/python scripts/app_bench.py [--clicks 5] [--busy 2] [--port 8765] [--greedy]
 
 1. Starts `streamlit run app.py` on its own port with the shipped .streamlit/config.toml (no file
    watcher), and times the first visit of the fresh server and every chapter's first paint (warm).
@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,6 +188,7 @@ def main() -> int:
     ap.add_argument("--clicks", type=int, default=5)
     ap.add_argument("--busy", type=int, default=2, help="background busy loops for the loaded phase (0: skip it)")
     ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--greedy", action="store_true", help="race greedy (temp=0 in the URL), not the sampling default")
     ap.add_argument("--log", type=Path, default=ROOT / "tmp" / "app_bench_server.log")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -194,10 +196,11 @@ def main() -> int:
     from ui.content import chapters
     from ui.state import settings
 
-    s = settings.DEFAULTS
+    s = replace(settings.DEFAULTS, temperature=0.0) if args.greedy else settings.DEFAULTS
     request = {"pair": s.pair, "prompt": s.prompt, "gamma": s.gamma, "max_new_tokens": s.max_new_tokens,
                "sampling": s.sampling, "seed": s.seed}
-    query = "&".join(f"{k}={v}" for k, v in {"gamma": s.gamma, "max_new": s.max_new_tokens, "seed": s.seed}.items())
+    query = "&".join(f"{k}={v}" for k, v in {"gamma": s.gamma, "max_new": s.max_new_tokens, "seed": s.seed,
+                                              "temp": s.temperature}.items())
     print(f"request: pair {s.pair}, γ = {s.gamma}, {s.max_new_tokens} tokens, {s.describe_sampling()}, seed {s.seed}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     args.log.parent.mkdir(parents=True, exist_ok=True)

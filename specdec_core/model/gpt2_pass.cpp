@@ -1,5 +1,5 @@
 // The GPT-2 pass over any number of rows, batch-invariant: the C++ twin of the Python reference block
-// (specdec_core/kernels/__init__.py says when it runs).
+// (specdec_core/model/kernel.py builds it and says when it runs).
 //
 // A pass feeds n rows, each a token at a position, its keys and values written to a slot of a stream's
 // cache (one stream for one sequence; a batch has one per sequence), each row attending to the slots of
@@ -182,6 +182,82 @@ double dot(const float* a, const float* b, int64_t n) {
   return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
 }
 
+#if defined(__AVX512F__)
+// Eight floats widened to doubles.
+inline __m512d widen(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+
+// dot()'s eight partial sums, held in one register, joined in dot()'s order.
+inline double join8(__m512d v) {
+  alignas(64) double s[8];
+  _mm512_store_pd(s, v);
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+#endif
+
+// scores[j] = q . k_j * scale, k_j at keys + ts[j] * stride, for every visible slot j: dot() slot by slot,
+// or (AVX-512, 64-wide heads) the same operations in the same order for four slots at a time, so that
+// four independent sums keep the processor busy instead of one sum waiting on its own additions.
+void head_scores(const float* q, const float* keys, int64_t stride, const std::vector<int64_t>& ts, int64_t D,
+                 double scale, double* scores) {
+  const int64_t m = ts.size();
+  int64_t j = 0;
+#if defined(__AVX512F__)
+  if (D == 64) {
+    __m512d qd[8];
+    for (int c = 0; c < 8; ++c) qd[c] = widen(q + 8 * c);
+    for (; j + 4 <= m; j += 4) {
+      const float* k[4] = {keys + ts[j] * stride, keys + ts[j + 1] * stride, keys + ts[j + 2] * stride,
+                           keys + ts[j + 3] * stride};
+      __m512d acc[4] = {_mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd(), _mm512_setzero_pd()};
+      for (int c = 0; c < 8; ++c)
+        for (int s = 0; s < 4; ++s) acc[s] = _mm512_add_pd(acc[s], _mm512_mul_pd(qd[c], widen(k[s] + 8 * c)));
+      for (int s = 0; s < 4; ++s) scores[j + s] = join8(acc[s]) * scale;
+    }
+  }
+#endif
+  for (; j < m; ++j) scores[j] = dot(q, keys + ts[j] * stride, D) * scale;
+}
+
+// out = softmax(scores) . v over the visible slots, in slot order, in double: each output starts at zero
+// and adds weight_j * v_j in slot order (AVX-512, 64-wide heads: all 64 sums held in registers at once).
+void head_values(const double* weights, const float* values, int64_t stride, const std::vector<int64_t>& ts,
+                 int64_t D, float* out) {
+  const int64_t m = ts.size();
+#if defined(__AVX512F__)
+  if (D == 64) {
+    __m512d acc[8];
+    for (int c = 0; c < 8; ++c) acc[c] = _mm512_setzero_pd();
+    for (int64_t j = 0; j < m; ++j) {
+      const float* v = values + ts[j] * stride;
+      const __m512d w = _mm512_set1_pd(weights[j]);
+      for (int c = 0; c < 8; ++c) acc[c] = _mm512_add_pd(acc[c], _mm512_mul_pd(w, widen(v + 8 * c)));
+    }
+    for (int c = 0; c < 8; ++c) _mm256_storeu_ps(out + 8 * c, _mm512_cvtpd_ps(acc[c]));
+    return;
+  }
+#endif
+  std::vector<double> o(D, 0.0);
+  for (int64_t j = 0; j < m; ++j) {
+    const float* v = values + ts[j] * stride;
+    for (int64_t d = 0; d < D; ++d) o[d] += weights[j] * v[d];
+  }
+  for (int64_t d = 0; d < D; ++d) out[d] = static_cast<float>(o[d]);
+}
+
+// One head of one row: softmax(q k^T scale) v over the row's visible slots `ts`, in slot order, in double.
+// kv: the head's first key in the row's stream (its value E floats further on); slots `stride` apart.
+void attend(const float* q, const float* kv, int64_t stride, const std::vector<int64_t>& ts, int64_t D, double scale,
+            std::vector<double>& p, float* out) {
+  const int64_t E = stride / 2;
+  p.resize(ts.size());
+  head_scores(q, kv, stride, ts, D, scale, p.data());
+  double top = -INFINITY, z = 0;
+  for (double s : p) top = std::max(top, s);
+  for (double& s : p) z += (s = std::exp(s - top));
+  for (double& s : p) s = s / z;
+  head_values(p.data(), kv + E, stride, ts, D, out);
+}
+
 constexpr int kPerLayer = 12;  // ln_1 w, b, c_attn packed, bias, c_proj packed, bias, ln_2 w, b, c_fc packed, bias, mlp c_proj packed, bias
 
 // The pass. blocks: per layer ln_1 w, b, c_attn (packed), bias, c_proj (packed), bias, ln_2 w, b, c_fc
@@ -226,7 +302,7 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
     }
   }
   float* kv = cache.data_ptr<float>();
-  std::vector<double> p, o(D);
+  std::vector<double> p;
   for (int64_t l = 0; l < layers; ++l) {
     const at::Tensor* b = &blocks[l * kPerLayer];
     auto ptr = [&](int i) { return b[i].data_ptr<float>(); };
@@ -237,24 +313,8 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
       std::memcpy(layer + (streams[r] * capacity + slots[r]) * 2 * E, &qkv[r * 3 * E + E], 2 * E * sizeof(float));
     for (int64_t r = 0; r < n; ++r) {  // softmax(q k^T scale) v per head, over the row's visible slots in order
       const float* stream = layer + streams[r] * capacity * 2 * E;
-      const auto& ts = seen[r];
-      p.resize(ts.size());
-      for (int64_t hd = 0; hd < n_head; ++hd) {
-        const float* q = &qkv[r * 3 * E + hd * D];
-        double top = -INFINITY, z = 0;
-        for (size_t j = 0; j < ts.size(); ++j) {
-          p[j] = dot(q, stream + ts[j] * 2 * E + hd * D, D) * scales[l];
-          top = std::max(top, p[j]);
-        }
-        for (size_t j = 0; j < ts.size(); ++j) z += (p[j] = std::exp(p[j] - top));
-        std::fill(o.begin(), o.end(), 0.0);
-        for (size_t j = 0; j < ts.size(); ++j) {
-          const float* v = stream + ts[j] * 2 * E + E + hd * D;
-          const double weight = p[j] / z;
-          for (int64_t d = 0; d < D; ++d) o[d] += weight * v[d];
-        }
-        for (int64_t d = 0; d < D; ++d) att[r * E + hd * D + d] = static_cast<float>(o[d]);
-      }
+      for (int64_t hd = 0; hd < n_head; ++hd)
+        attend(&qkv[r * 3 * E + hd * D], stream + hd * D, 2 * E, seen[r], D, scales[l], p, &att[r * E + hd * D]);
     }
     affine(att.data(), n, E, b[4], ptr(5), E, y.data());
     for (int64_t i = 0; i < n * E; ++i) x[i] += y[i];
