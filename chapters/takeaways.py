@@ -2,8 +2,8 @@
 that shows it live, with this machine's figure next to the paper's, then the papers to read next."""
 import streamlit as st
 
-from specdec_core import theory
-from ui.content import chapters, paper, reading
+from specdec_core import model, theory
+from ui.content import chapters, mismatch, paper, reading
 from ui.server import demo, measure, models
 from ui.server.headline import HEADLINE_TOKENS, headline
 from ui.state import settings
@@ -53,7 +53,8 @@ def takeaways(h: dict, profile, speedup_here) -> None:
     takeaway("The accept/resample rule keeps the output exactly the target's: lossless.",
              "chapters/identical_outputs.py",
              ("greedy here: the speculative tokens are " + ("identical to plain decoding's." if h["identical"] else
-              "NOT identical to plain decoding's (a near-tie flipped: see Identical Outputs).")) if s.greedy else
+              "NOT identical to plain decoding's. " + mismatch.greedy_mismatch_reason(model.batch_invariant(pair.target))))
+             if s.greedy else
              "sampling here: the texts differ draw by draw; the distribution is the same, which the chi-square "
              "test checks.",
              "outputs identical to the T5X implementation's, proved for sampling.")
