@@ -24,6 +24,7 @@ import os
 import platform
 import sysconfig
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -80,14 +81,54 @@ def _build() -> dict:
     if scripts and scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
     try:
-        from torch.utils.cpp_extension import load as build_and_load
-        module = build_and_load(module_name(), [str(SOURCE)], extra_cflags=FLAGS, verbose=False)
+        module = build(module_name(), SOURCE, FLAGS)
     except Exception as exc:  # no compiler, no ninja, a failed build: the Python passes still work
         why = f"the compiled passes could not be built ({type(exc).__name__}: {str(exc)[:300]}); " \
               "the passes run in Python"
         log.warning(why)
         return {"reason": why}
     return {"module": module}
+
+
+STALE_LOCK_S = 300  # a build takes under a minute here (two under load): an older lock was left by a killed build
+
+
+def build(name: str, source: Path, flags: list[str]):
+    """torch's extension builder on `source`, as extension `name`, minding its lock. torch waits, with
+    no end, for the lock file of a build that was killed midway (Ctrl-C during a first visit, say), then
+    loads what that build should have made; so a watcher removes a lock older than any build
+    (STALE_LOCK_S), and a load that then finds nothing built builds once more."""
+    from torch.utils import cpp_extension
+    from torch.utils.cpp_extension import load as build_and_load
+
+    lock = Path(cpp_extension._get_build_directory(name, verbose=False)) / "lock"
+    done, removed = threading.Event(), threading.Event()
+
+    def clear_stale_lock() -> None:
+        try:
+            if time.time() - lock.stat().st_mtime > STALE_LOCK_S:
+                log.warning("removing %s, the lock of a build that did not finish", lock)
+                lock.unlink(missing_ok=True)
+                removed.set()
+        except OSError:  # no lock (the usual case), or removed meanwhile
+            pass
+
+    def watch() -> None:
+        while not done.wait(1.0):
+            clear_stale_lock()
+
+    clear_stale_lock()
+    threading.Thread(target=watch, daemon=True).start()
+    try:
+        try:
+            return build_and_load(name, [str(source)], extra_cflags=flags, verbose=False)
+        except ImportError:  # it waited for a lock that was removed as stale: nothing was built
+            if not removed.is_set():
+                raise
+            cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)  # else torch takes it as built
+            return build_and_load(name, [str(source)], extra_cflags=flags, verbose=False)
+    finally:
+        done.set()
 
 
 class PackedGPT2:
