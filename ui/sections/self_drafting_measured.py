@@ -79,8 +79,8 @@ def calibration(rows: list[dict], colors: list[str]) -> None:
                 f"is the chance that a draft the target favours (min(1, p/q) ≥ {FAVOURED}; in greedy mode, one it "
                 f"accepts) had a higher confidence than one it does not: {COIN_AUC} is a coin.")
     fig = make_subplots(rows=1, cols=len(rows), shared_yaxes=True,
-                        subplot_titles=[f"{r['drafter']} (AUC {r['auc_top']:.2f})" if r["auc_top"] == r["auc_top"]
-                                        else f"{r['drafter']} (no AUC: all favoured)" for r in rows])
+                        subplot_titles=[f"{r['drafter']}<br>AUC {r['auc_top']:.2f}" if r["auc_top"] == r["auc_top"]
+                                        else f"{r['drafter']}<br>no AUC: all favoured" for r in rows])
     for i, r in enumerate(rows, start=1):
         cal = r["calibration"]
         mid = ((cal["bin_low"] + cal["bin_high"]) / 2).tolist()
@@ -91,7 +91,7 @@ def calibration(rows: list[dict], colors: list[str]) -> None:
                         showlegend=False, hoverinfo="skip")
         fig.update_xaxes(title_text="drafter's top probability", range=[0, 1], row=1, col=i)
     fig.update_yaxes(title_text="accepted", range=[0, 1.05], row=1, col=1)
-    fig.update_layout(height=360, margin=dict(t=40, b=8))
+    fig.update_layout(height=380, margin=dict(t=64, b=8))
     st.plotly_chart(fig, key="sd_calibration")
     st.caption("The dotted diagonal is a reference line, where acceptance would equal the drafter's confidence; it is "
                "not a target. In greedy mode a draft is accepted when it is the target's top token, and a drafter "
