@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -188,7 +189,7 @@ def main() -> int:
     ap.add_argument("--clicks", type=int, default=5)
     ap.add_argument("--busy", type=int, default=2, help="background busy loops for the loaded phase (0: skip it)")
     ap.add_argument("--port", type=int, default=8765)
-    ap.add_argument("--greedy", action="store_true", help="race greedy (temp=0 in the URL), not the sampling default")
+    ap.add_argument("--greedy", action="store_true", help="race greedy (temperature 0 in the URL), not the sampling default")
     ap.add_argument("--log", type=Path, default=ROOT / "tmp" / "app_bench_server.log")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -199,8 +200,7 @@ def main() -> int:
     s = replace(settings.DEFAULTS, temperature=0.0) if args.greedy else settings.DEFAULTS
     request = {"pair": s.pair, "prompt": s.prompt, "gamma": s.gamma, "max_new_tokens": s.max_new_tokens,
                "sampling": s.sampling, "seed": s.seed}
-    query = "&".join(f"{k}={v}" for k, v in {"gamma": s.gamma, "max_new": s.max_new_tokens, "seed": s.seed,
-                                              "temp": s.temperature}.items())
+    query = urlencode(s.to_query())  # the page reads the very settings the library is given
     print(f"request: pair {s.pair}, γ = {s.gamma}, {s.max_new_tokens} tokens, {s.describe_sampling()}, seed {s.seed}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
     args.log.parent.mkdir(parents=True, exist_ok=True)

@@ -29,14 +29,13 @@ sys.path.insert(0, str(ROOT))
 def measure(source: str, reps: int, ks: list[int]) -> dict:
     """One process's figures for the build of `source` (seconds)."""
     import torch
-    from torch.utils.cpp_extension import load
 
     from specdec_core import load_pair
     from specdec_core.model import kernel
 
     torch.set_num_threads(1)
     tag = hashlib.sha256(Path(source).read_bytes() + " ".join(kernel.FLAGS).encode()).hexdigest()[:12]
-    compiled = load(f"pass_ab_{tag}", [source], extra_cflags=kernel.FLAGS, verbose=False)
+    compiled = kernel.build(f"pass_ab_{tag}", Path(source), kernel.FLAGS)
     pair = load_pair()
 
     def prepared(model, context: int = 64):

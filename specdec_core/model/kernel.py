@@ -117,16 +117,18 @@ def build(name: str, source: Path, flags: list[str]):
         while not done.wait(1.0):
             clear_stale_lock()
 
+    def load():
+        return build_and_load(name, [str(source)], extra_cflags=flags, verbose=False)
+
     clear_stale_lock()
     threading.Thread(target=watch, daemon=True).start()
     try:
-        try:
-            return build_and_load(name, [str(source)], extra_cflags=flags, verbose=False)
-        except ImportError:  # it waited for a lock that was removed as stale: nothing was built
-            if not removed.is_set():
-                raise
-            cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)  # else torch takes it as built
-            return build_and_load(name, [str(source)], extra_cflags=flags, verbose=False)
+        return load()
+    except ImportError:  # it waited for a lock that was removed as stale: nothing was built
+        if not removed.is_set():
+            raise
+        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)  # else torch takes it as built
+        return load()
     finally:
         done.set()
 
