@@ -232,15 +232,15 @@ def planted(qid: str, **change) -> dict:
 
 
 def test_the_check_catches_the_projected_sum_of_products_error():
-    old = ("β = Σ min(p, q) = min(0.6, 0.3) + min(0.4, 0.3) + min(0, 0.4) = 0.3 + 0.3 + 0 = 0.6: the overlap of "
-           "the two distributions. 0.18 is Σ p·q, the chance that two independent draws agree, which is not the rule.")
+    old = ("β = Σ min(p, q) = min(0.7, 0.4) + min(0.3, 0.2) + min(0, 0.4) = 0.4 + 0.2 + 0 = 0.6: the overlap of "
+           "the two distributions. 0.28 is Σ p·q, the chance that two independent draws agree, which is not the rule.")
     found = problems(planted("class-beta", explanation=old))
     assert any("sum_pq" in f for f in found), found
 
 
 def test_the_check_catches_a_right_figure_under_a_wrong_name():
-    explanation = QUESTIONS["class-beta"]["explanation"].replace("0.4 is 1 − β", "0.3 is 1 − β")
-    found = problems(planted("class-beta", explanation=explanation))  # 0.3 is Σ p·q here, not the distance
+    explanation = QUESTIONS["class-beta"]["explanation"].replace("0.4 is 1 − β", "0.34 is 1 − β")
+    found = problems(planted("class-beta", explanation=explanation))  # 0.34 is Σ p·q here, not the distance
     assert any("tv" in f for f in found), found
 
 
