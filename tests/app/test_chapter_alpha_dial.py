@@ -25,6 +25,14 @@ def test_alpha_dial_reproduces_the_papers_table_1():
     assert len(table) == 6 and list(table["match"]) == ["✓"] * 6
 
 
+def test_the_table_2_caption_counts_the_rows_above_the_free_draft_formula():
+    """4 of the paper's 12 measured speeds beat (1 − α^(γ+1)) / (1 − α): EnDe T5-small T = 1, CNNDM T5-small
+    T = 0 and T = 1, CNNDM T5-base T = 1. The caption must not say that every row stays below it."""
+    at = page("chapters/alpha_dial.py", max_new=8)
+    caption = next(c.value for c in at.caption if "T5-XXL (11B) target" in c.value)
+    assert "8 of 12 measured speeds sit below" in caption and "The other 4 sit above it" in caption
+
+
 def test_alpha_dial_measures_each_drafter(pair):
     at = page("chapters/alpha_dial.py", max_new=8, gamma=3)
     at.slider(key="ad_rounds").set_value(10).run()
