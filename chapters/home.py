@@ -51,7 +51,7 @@ def measure_speedup(ids: list[int], progress) -> dict:
 st.header(layout.TITLE)  # every chapter opens with a header
 layout.idea("a big language model writes one token per full pass, so a small *drafter* guesses the "
             "next few tokens and the big model (the *target*) checks every guess in **one** pass, keeping exactly "
-            "the text it would have written alone.")
+            "its own output distribution (at temperature 0: exactly its text).")
 
 # --- the demo: the sidebar's request, decoded with and without speculation on this machine ----------------
 pair, error = models.current_pair()
@@ -107,7 +107,8 @@ layout.try_this("set temperature to 0 in the sidebar: the speculative and the pl
 st.markdown(
     "**An analogy.** A senior architect gives a junior a paragraph to draft, reads it through once, keeps it up to "
     "the first sentence they would have written differently, and writes that one themselves. The signed document "
-    "is exactly the architect's; the pace is closer to the junior's.")
+    "is one the architect could just as well have written alone (word for word, if they always write their first "
+    "choice); the pace is closer to the junior's.")
 
 with layout.deeper("the paper's figures"):
     st.caption(f"{layout.paper_badge()} Leviathan, Kalman & Matias, *Fast Inference from Transformers via "
