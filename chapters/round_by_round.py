@@ -34,7 +34,7 @@ st.header("A Round, Token by Token")
 # et al. 2023 (Algorithm 2, where q is the target's and p the drafter's: the opposite letters).
 layout.idea("with p the target's next-token probabilities and q the drafter's, the target keeps each draft x with "
             "probability min(1, p(x)/q(x)) and, at the first rejection, draws from what p has left over, so every "
-            "token comes out exactly as the target alone would sample it.")
+            "token comes out exactly as the target alone would sample it (in distribution).")
 
 
 # --- a worked example: two tokens, computed by the sampler's own functions --------------------------
@@ -161,7 +161,8 @@ def round_view() -> None:
                     f"{'' if verdict == 'accepted' else 'not '}the target's top token, so it is **{verdict}**.")
         else:
             u, a = r.uniforms[i], r.accept_prob[i]
-            rule = (f"Keep it if u < min(1, p/q): u = {u:.3f}, min(1, p/q) = {a:.3f}, so it is "
+            rule = (f"Draw u uniformly in [0, 1) and keep the draft if u < min(1, p/q): u = {u:.3f}, "
+                    f"min(1, p/q) = {a:.3f}, so it is "
                     f"**{'accepted' if u < a else 'rejected'}**.")
         st.markdown(PHASE_TEXT["check"].format(i=i + 1, rule=rule))
     elif name == "emit":
@@ -289,6 +290,8 @@ with layout.demo():
     st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
                f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
+    st.caption("A round ends with one token from the target: the *corrective* token after a rejection (the drafts "
+               "after it stay *unchecked*), or a *bonus* token when every draft passed.")
     round_view()
 layout.try_this("step through one round, then set temperature to 0: the draws u vanish and a draft passes "
                 "exactly when it is the target's top choice.")
