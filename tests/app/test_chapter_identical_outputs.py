@@ -39,3 +39,26 @@ def test_identical_outputs_page_lab_and_broken_rules(documented_runs):
     assert not at.exception
     verdicts = {r["rule"]: r["verdict"] for r in at.session_state["id_break_result"]["rows"]}
     assert verdicts == {EXACT.name: "passes", **{r.name: "FAILS" for r in BROKEN_RULES}}
+
+
+def test_the_shipped_rules_sentence_says_what_the_table_shows():
+    """The words under the shipped rules' table follow the run: an exact rule that chance rejected, a peaked
+    prefix where exact match keeps almost every draft, a lossy rule the test missed."""
+    from types import SimpleNamespace
+
+    from specdec_core import lossy
+    from specdec_core.exact_match import EXACT_MATCH
+    from ui.sections.identical_outputs_lab import shipped_reading
+
+    def rows(exact_passes: bool, lossy_passes: bool) -> list[dict]:
+        verdicts = [(EXACT.name, exact_passes), (EXACT_MATCH.name, True)]
+        verdicts += [(rule.name, lossy_passes) for rule in lossy.RULES.values()]
+        return [{"rule": name, "test": SimpleNamespace(passes=passes)} for name, passes in verdicts]
+
+    usual = shipped_reading(rows(True, False), {"exact": 0.8, "exact_match": 0.32})
+    assert "Both exact rules pass" in usual and "40%" in usual and "less than half" in usual
+    assert "The test catches" in usual and "does not catch" not in usual
+    unlucky = shipped_reading(rows(False, True), {"exact": 1.0, "exact_match": 0.82})  # p ≈ q ≈ (0.9, 0.1)
+    assert "Both exact rules pass" not in unlucky and "rejects *exact* this time" in unlucky
+    assert "82%" in unlucky and "less than half" not in unlucky
+    assert "does not catch" in unlucky and "The test catches" not in unlucky
