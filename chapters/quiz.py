@@ -23,8 +23,8 @@ s = settings.current()
 st.header("Quiz")
 layout.intro(
     "The **full practice bank** has every question on every chapter; the **class quiz** is the short one a class "
-    "takes together, its questions in the chapters' order. Either comes in an order set by the seed, and each answer "
-    "is checked at once, with an explanation and a link to the chapter that covers it.",
+    "takes together (in class mode it follows the chapters). Here both come in an order set by the seed, and each "
+    "answer is checked at once, with an explanation and a link to the chapter that covers it.",
     "answer one question wrong on purpose and follow the link: the chapter shows the idea live.")
 # A radio, not a segmented control: the dark theme writes a selected segment in its red, under 4.5:1.
 which = st.radio("Which quiz", [PRACTICE, CLASS], key="qz_which", horizontal=True)

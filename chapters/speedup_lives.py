@@ -100,8 +100,9 @@ with st.expander("Reading the grid"):
         "how many of them one pass delivers. The first discarded square of a row is always followed, one row down, "
         "by a used square at the same position: the next pass starts there, and its first distribution is always "
         "used. Squares further right may be discarded again, when the next round also rejects early.")
-    st.caption("A used square's distribution is the target's own p at that position, after the sampling transform; "
-               "the drafter never decides a token, it only decides how many positions one pass can settle.")
+    st.caption("A used square's distribution is the target's own p at that position, after the sampling transform. "
+               "An accepted draft is the drafter's token, but the drafter never changes which distribution a token "
+               "is drawn from: it only decides how many positions one pass can settle.")
 
 st.subheader("Go deeper")
 with st.expander("Lossless vs compression, measured: quantised, truncated and distilled copies of the target"):
@@ -117,7 +118,8 @@ with st.expander("The acceleration marketplace"):
         st.markdown("**The speculative exception**\n\n"
                     "- The target still computes the distribution of every token it emits\n"
                     "- The accept/resample rule makes the emitted stream exactly target-distributed\n"
-                    "- The drafter proposes; it never decides. Agreement or rollback, nothing in between")
+                    "- The drafter proposes; it never changes the distribution a token comes from. Agreement or "
+                    "rollback, nothing in between")
     st.markdown("The general lesson: look for work the hardware could already do for free that your protocol never "
                 "requests.")
 st.success(

@@ -67,7 +67,7 @@ def positions(rows: list[dict], gamma: int, colors: list[str]) -> None:
                "every draft passed independently with one chance α (the paper's model), every bar of a drafter would "
                "be the same height. Serving stacks also report accepted ÷ drafted per position, which counts a draft "
                "after a rejection as a failure: that rate falls like α, α², α³… even when every draft is equally "
-               "easy, so it says nothing about position.")
+               "easy, so its fall does not by itself show that later positions are harder.")
 
 
 def calibration(rows: list[dict], colors: list[str]) -> None:
