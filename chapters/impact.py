@@ -83,7 +83,9 @@ with st.container(key="lesson-demo"):
                   "speedup (measured, median)": round(r["speedup"], 2),
                   "range over the runs": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}"} for r in rows]
         tables.show(table, key="im_table")
-        st.caption("Two counts of one yield: *tokens per target pass* divides the tokens written by the target's "
+        st.caption("*Measured α*: the mean of min(1, p/q) over the drafts the target judged (as on the α Dial; "
+                   "empty when no draft was judged). "
+                   "Two counts of one yield: *tokens per target pass* divides the tokens written by the target's "
                    "passes; *mean acceptance length* (vLLM's name) averages accepted drafts + 1 over the rounds. They "
                    "differ only in how the prompt's pass and the end of the text are counted. *Draft passes per "
                    "token*: the drafter's passes ÷ the tokens written (none for prompt lookup). c: one draft pass as "

@@ -26,7 +26,8 @@ ids = models.require_prompt_ids(pair)
 
 st.header("Wall-Clock Race")
 layout.idea("fewer target passes are only a win if the clock agrees: two lanes decode the same request "
-            "on this machine, the target alone against drafter and target, and the clock is real.")
+            "on this machine, the target alone against drafter and target, and the clock is real (wall-clock "
+            "time for the same number of tokens, prompt processing included).")
 
 profile = measure.cost_profile(pair)
 policy = measure.planning_policy(pair, s.for_drafter(pair).draft_policy)  # plans with this machine's c and v

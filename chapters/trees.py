@@ -31,7 +31,8 @@ if not st.session_state.get("tr_initialised"):
 
 st.header("Beyond One Guess: Token Trees")
 layout.idea("a chain of drafts ends at its first rejected token; a *tree* keeps a few alternatives at "
-            "each depth, and the target checks every branch in the same single pass, still exactly.")
+            "each depth, and the target checks every branch in the same single pass, still exactly, with a rule "
+            "that hands each later sibling only what p has left.")
 for message in st.session_state.pop("tr_warnings", []):
     st.warning(message, icon=":material/tune:")
 

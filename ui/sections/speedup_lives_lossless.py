@@ -49,7 +49,8 @@ def speed_text(speed) -> str:
 def show(pair, s) -> None:
     """The measurement behind its button, and what it draws once measured (kept per server process)."""
     st.markdown("Many accelerations are exact too: a KV cache, FlashAttention, PagedAttention and batching compute "
-                "the same arithmetic faster or for more requests at once. The *compression* methods are different: "
+                "the same arithmetic (up to floating-point rounding) faster or for more requests at once. The "
+                "*compression* methods are different: "
                 "they change *what* is computed (rounder weights, fewer layers, a smaller student). Speculative "
                 "decoding keeps the target's arithmetic and changes only *when* its distributions are computed. Here "
                 "both kinds are measured on the same held-out prompts: lossy copies of the target made in this app "
