@@ -34,7 +34,7 @@ st.header("A Round, Token by Token")
 # et al. 2023 (Algorithm 2, where q is the target's and p the drafter's: the opposite letters).
 layout.idea("with p the target's next-token probabilities and q the drafter's, the target keeps each draft x with "
             "probability min(1, p(x)/q(x)) and, at the first rejection, draws from what p has left over, so every "
-            "token comes out exactly as the target alone would sample it (in distribution).")
+            "token has exactly the target's distribution.")
 
 
 # --- a worked example: two tokens, computed by the sampler's own functions --------------------------
@@ -47,11 +47,10 @@ def worked_example() -> None:
     residual = sampler.residual_distribution(p_t, q_t).tolist()  # norm(max(0, p − q))
     p, q = p_t.tolist(), q_t.tolist()
     st.markdown(
-        f"**By hand.** Two tokens A and B; the target says p = ({p[0]:g}, {p[1]:g}), the drafter q = ({q[0]:g}, "
-        f"{q[1]:g}). Drafted B: keep it with min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**. Drafted A: "
-        f"min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. After a rejection, draw from norm(max(0, p − q)): the "
-        f"probability p has beyond q, rescaled by norm(·) to sum to 1, here **({residual[0]:g}, {residual[1]:g})**: "
-        "A, never the rejected B.")
+        f"**By hand.** Tokens A and B: target p = ({p[0]:g}, {p[1]:g}), drafter q = ({q[0]:g}, {q[1]:g}). "
+        f"Drafted B is kept with min(1, {p[1]:g}/{q[1]:g}) = **{accept[1]:.2f}**, drafted A with "
+        f"min(1, {p[0]:g}/{q[0]:g}) = **{accept[0]:g}**. After a rejection, draw from norm(max(0, p − q)), p's "
+        f"excess over q rescaled to sum to 1: **({residual[0]:g}, {residual[1]:g})**, so A, never the rejected B.")
 
 
 worked_example()
@@ -213,7 +212,7 @@ def round_view() -> None:
         if s.greedy:
             st.caption("Greedy: p and q are one-hot (all their probability on the top token), so p(x) is 1 exactly "
                        "when the draft is the target's top token; no uniform draws are needed.")
-        with layout.deeper("β, α and this run's other acceptance figures", key="rr_acceptance_figures"):
+        with layout.deeper("β, α and other acceptance figures", key="rr_acceptance_figures"):
             acceptance_figures(r, verified)
 
     # The corrective or bonus token and where it came from.
@@ -287,14 +286,14 @@ def acceptance_figures(r, verified: bool) -> None:
 
 # --- the demo: real rounds on the sidebar prompt, step by step -----------------------------------------
 with layout.demo():
-    st.caption(f"Real rounds on your prompt, γ (the drafts per round) from the sidebar · "
-               f"{s.describe_policy(pair, which)} · {s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds.")
+    st.caption(f"Real rounds on your prompt · γ (drafts per round): {s.describe_policy(pair, which)} · "
+               f"{s.describe_sampling()} · seed {s.seed}: {len(rounds)} rounds.")
     chips.show_legend(("prompt", "drafted", "accepted", "rejected", "unchecked", "corrective", "bonus"))
-    st.caption("A round ends with one token from the target: the *corrective* token after a rejection (the drafts "
-               "after it stay *unchecked*), or a *bonus* token when every draft passed.")
+    st.caption("A round ends with one target token: *corrective* after a rejection (later drafts: *not "
+               "checked*), or *bonus* if all passed.")
     round_view()
-layout.try_this("step through one round, then set temperature to 0: the draws u vanish and a draft passes "
-                "exactly when it is the target's top choice.")
+layout.try_this("set temperature to 0 and step through a round: no draws u, and a draft passes only if it "
+                "is the target's top choice.")
 
 # --- go deeper ------------------------------------------------------------------------------------------
 with layout.deeper("the rule and its proof"):
