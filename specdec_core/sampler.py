@@ -36,7 +36,7 @@ import torch
 
 from .checks import MAX_GAMMA
 from .drafters import Proposal
-from .generation import begin
+from .generation import Generation, begin
 from .policies import (
     STOP_CONFIDENCE,
     STOP_DRAFTER,
@@ -160,6 +160,21 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
     return Verdict(n_accepted, token, kind, float(dist[token]), rows.p_x, rows.q_x, accept_prob, uniforms, residual)
 
 
+def judge(g: Generation, drafts: list[int], proposal: Proposal, logits: torch.Tensor, sampling: SamplingConfig,
+          rule: Rule = EXACT) -> tuple[torch.Tensor, torch.Tensor, Verdict, list[int], bool]:
+    """Steps 3 and 4 of a round for one generation (a chain's, or one row of a batch's), after its scored
+    pass gave `logits` (n + 1, V): p and q after the sampling transform, the verdict, the target's
+    cache keeping the last committed token and the accepted drafts, and the round's tokens committed.
+    Returns (p, q, verdict, the tokens added, whether eos came)."""
+    p = to_probs(logits, sampling)
+    own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
+    q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
+    v = verify(p, q, drafts, sampling, g.generator, rule, logits)
+    g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
+    new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
+    return p, q, v, new, hit_eos
+
+
 # --- plain decoding ---------------------------------------------------------------------------------
 
 @torch.inference_mode()
@@ -221,15 +236,10 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
         cache_before = g.lm.length
         logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
         cache_pass = g.lm.length
-        p = to_probs(logits, sampling)
-        own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
-        q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
-        v = verify(p, q, drafts, sampling, g.generator, rule, logits)
-        g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
+        # 3-4. Judge: accepted drafts, then a corrective or bonus token; the cache keeps what was accepted.
+        p, q, v, new, hit_eos = judge(g, drafts, proposal, logits, sampling, rule)
         cache_after = g.lm.length
         length.observe(len(drafts), v.n_accepted)
-
-        new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
         r = g.round_record(
             new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
             g.session.passes - draft_passes_before, g.lm.last_pass_s,

@@ -6,18 +6,18 @@ from . import kernel
 
 
 class CompiledGPT2Pass:
-    """GPT-2 passes over a KV cache through the compiled kernel (kernel.py), for one row or
-    many: every pass, whatever it feeds (one token, a verify pass, a prefill, a tree, a batch's rows),
+    """GPT-2 passes over a KV cache through the compiled kernel (kernel.py), for any number of
+    rows: every pass, whatever it feeds (one token, a verify pass, a prefill, a tree, a batch's rows),
     is one kernel call over its rows, and each row comes out bit for bit as a one-token pass at its
-    position would give it. The cache is (layers, streams, capacity, 2E): one stream for one row, one
-    per row of a batch; it grows by doubling, and a rollback only moves the caller's length."""
+    position would give it. The cache is (layers, streams, capacity, 2E), one stream per row; it grows
+    by doubling, and a rollback only moves the caller's length."""
 
-    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
+    def __init__(self, model: GPT2LMHeadModel, rows: int = 1):
         self.weights = kernel.packed(model)
         self.layers, self.embed_dim = model.config.n_layer, model.config.n_embd
         self.max_positions, self.vocab = model.config.n_positions, model.config.vocab_size  # read once: config reads are slow
-        self.cache = torch.zeros(self.layers, rows or 1, 0, 2 * self.embed_dim)
-        self.slot = list(range(rows or 1))  # row -> its stream (None once retired)
+        self.cache = torch.zeros(self.layers, rows, 0, 2 * self.embed_dim)
+        self.slot = list(range(rows))  # row -> its stream (None once retired)
 
     def _reserve(self, n: int) -> None:
         capacity = self.cache.shape[2]
@@ -29,65 +29,51 @@ class CompiledGPT2Pass:
         if not all(0 <= t < self.vocab for t in tokens):
             raise IndexError(f"a token is outside the vocabulary of {self.vocab}: {tokens}")
         self._reserve(max(slots) + 1)
-        logits, states = kernel.pass_rows(self.weights, tokens, positions, streams, slots, visible, self.cache,
-                                           logit_rows, hidden)
-        return (logits, states) if hidden else logits
+        return kernel.pass_rows(self.weights, tokens, positions, streams, slots, visible, self.cache, logit_rows,
+                                hidden)
 
-    # --- one row ---------------------------------------------------------------------------------------
-
-    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
-        """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
-        `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
-        k = len(tokens)
-        if past + k > self.max_positions:
-            raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
-        slots = list(range(past, past + k))
-        return self._run(tokens, slots, [0] * k, slots, None, list(range(k - keep, k)), hidden)
+    def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
+        """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
+        logits of each row's last keep[row] positions, and with `hidden` each row's final hidden states
+        (k, E) of every fed token (after ln_f)."""
+        tokens, positions, streams, logit_rows, spans = [], [], [], [], []
+        for r, feed in feeds.items():
+            stream = self.slot[r]
+            if stream is None:
+                raise ValueError("a retired row cannot be fed")
+            first, k, past = len(tokens), len(feed), lengths[r]
+            tokens += feed
+            positions += range(past, past + k)
+            streams += [stream] * k
+            logit_rows += range(first + k - keep[r], first + k)
+            spans.append((r, first, k, keep[r]))
+        if max(positions) >= self.max_positions:
+            raise ValueError(f"{max(positions) + 1} positions exceed the model's {self.max_positions}")
+        logits, states = self._run(tokens, positions, streams, positions, None, logit_rows, hidden)
+        out, at = {}, 0
+        for r, _, _, kept in spans:
+            out[r], at = logits[at:at + kept], at + kept
+        return out, ({r: states[first:first + k] for r, first, k, _ in spans} if hidden else None)
 
     def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
-        """Logits (k, V) of tree nodes fed after `past` cached slots at their own `positions`; mask
-        (k, past + k) says which slots each node sees."""
+        """Logits (k, V) of tree nodes fed to the one row after `past` cached slots at their own
+        `positions`; mask (k, past + k) says which slots each node sees."""
         k = len(tokens)
         if max(positions) >= self.max_positions:
             raise ValueError(f"a tree node at position {max(positions)} exceeds the model's {self.max_positions}")
-        return self._run(tokens, positions, [0] * k, list(range(past, past + k)), mask.cpu().contiguous(),
-                         list(range(k)), hidden)
+        logits, states = self._run(tokens, positions, [self.slot[0]] * k, list(range(past, past + k)),
+                                   mask.cpu().contiguous(), list(range(k)), hidden)
+        return (logits, states) if hidden else logits
 
-    def keep(self, start: int, slots: list[int]) -> None:
-        """Move the cached slots `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
-        self.cache[:, 0, start:start + len(slots)] = self.cache[:, 0, slots]
+    def keep(self, row: int, start: int, slots: list[int]) -> None:
+        """Move the row's cached slots `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
+        stream = self.slot[row]
+        self.cache[:, stream, start:start + len(slots)] = self.cache[:, stream, slots]
 
-    def rollback(self, n: int) -> None:
-        pass  # later slots are simply overwritten
-
-    # --- many rows -------------------------------------------------------------------------------------
-
-    def rows(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
-        """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass."""
-        rows = [r for r in feeds if feeds[r]]
-        if any(self.slot[r] is None for r in rows):
-            raise ValueError("a retired row cannot be fed")
-        tokens, positions, streams, firsts = [], [], [], []
-        for r in rows:
-            firsts.append(len(tokens))
-            tokens += feeds[r]
-            positions += range(lengths[r], lengths[r] + len(feeds[r]))
-            streams += [self.slot[r]] * len(feeds[r])
-        if max(positions) >= self.max_positions:
-            raise ValueError(f"{max(positions) + 1} positions exceed the model's {self.max_positions}")
-        if keep is None:
-            self._run(tokens, positions, streams, positions, None, [], False)
-            return {}
-        if keep == "last":
-            logits = self._run(tokens, positions, streams, positions, None,
-                               [first + len(feeds[r]) - 1 for first, r in zip(firsts, rows)], False)
-            return {r: logits[i:i + 1] for i, r in enumerate(rows)}
-        logits = self._run(tokens, positions, streams, positions, None, list(range(len(tokens))), False)
-        return {r: logits[first:first + len(feeds[r])] for first, r in zip(firsts, rows)}
-
-    def rollback_row(self, row: int, n: int) -> None:
+    def rollback(self, row: int, n: int) -> None:
         pass  # the row's later slots are simply overwritten
 
+    @torch.inference_mode()
     def retire(self, rows: list[int]) -> None:
         """Drop finished rows' streams (one copy for all the rows that finish in a round)."""
         gone = {self.slot[r] for r in rows}

@@ -10,7 +10,7 @@ the model changes (a cached model stays read-only).
 from transformers import PreTrainedModel
 
 FORWARDS = ("core", "transformers")  # the lean GPT-2 pass where the model allows it; the model's own forward
-ONE_ROW_FORWARDS = (*FORWARDS, "exact")  # CachedLM's: also the Python reference pass, transformers' bits
+ALL_FORWARDS = (*FORWARDS, "exact")  # CachedLM's: also the Python reference pass, transformers' bits
 
 
 class TransformersForward:

@@ -11,12 +11,14 @@ Why a lean pass at all: for models this small, transformers' forward spends more
 (config lookups, mask builders, output dataclasses, a fresh concatenation of the whole cache per
 layer) than in arithmetic (docs/benchmarks.md).
 
-All three answer the same calls, which cached_lm.CachedLM (one row) and batch_lm.BatchLM (many rows)
-make:
-  one row:   __call__(tokens, past, keep, hidden), tree(tokens, positions, past, mask, hidden),
-             keep(start, slots), rollback(n)
-  many rows: rows(feeds, lengths, keep), rollback_row(row, n), retire(rows)
-A pass object serves one of the two: one row (rows=None) or a batch of `rows` rows.
+All three answer the same calls, which cached_lm.CachedLM makes, whatever the number of rows:
+  run(feeds, lengths, keep, hidden)   one pass: row r fed feeds[r] after its lengths[r] cached tokens;
+                                      returns ({row: logits of its last keep[r] positions},
+                                      {row: final hidden states} or None)
+  rollback(row, n), retire(rows)     forget a row's last n tokens; drop finished rows
+  tree(tokens, positions, past, mask, hidden), keep(row, start, slots)
+                                      a token tree fed to a one-row cache, and its accepted path
+A pass object serves `rows` rows; one row is a batch of one.
 """
 from transformers import PreTrainedModel
 
@@ -28,11 +30,10 @@ from .gpt2 import GPT2Pass
 from .transformers_pass import TransformersPass
 
 
-def model_pass(model: PreTrainedModel, rows: int | None = None, forward: str = "core"):
+def model_pass(model: PreTrainedModel, rows: int = 1, forward: str = "core"):
     """The pass for `model`: the lean GPT-2 pass where forward is "core" or "exact" and the model allows
     it ("exact": never the small compiled kernel, so every logit keeps transformers' bits), else the
-    model's own forward (always for a model wrapped in forwards.TransformersForward); for one row
-    (rows=None) or a batch of `rows` rows."""
+    model's own forward (always for a model wrapped in forwards.TransformersForward); for `rows` rows."""
     if isinstance(model, TransformersForward):
         model, forward = model.model, "transformers"
     if forward in ("core", "exact") and lean_gpt2(model):
