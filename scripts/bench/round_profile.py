@@ -10,7 +10,7 @@ Two views of the same runs:
 Shares, not milliseconds: the machine this runs on may be shared, and its load moves the absolute
 times (the memory-bound target pass more than the rest). Run:
 
-    python scripts/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
+    python scripts/bench/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
 
 Two more figures, each through stats.contest (interleaved, median and spread), instead of the table:
     --v-gamma 1-8    v(gamma) = one target pass over gamma + 1 positions / one over 1 (`pass_costs.pass_sweep`)
@@ -20,6 +20,7 @@ import argparse
 import cProfile
 import json
 import pstats
+import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -27,17 +28,19 @@ from pathlib import Path
 
 import torch
 
-from specdec_core import drafters, generation, sampler
-from specdec_core.analysis.pass_costs import pass_sweep
-from specdec_core.analysis.stats import contest, decode_seconds
-from specdec_core.drafters import ModelDrafter
-from specdec_core.model import with_forward
-from specdec_core.pairs import load_pair
-from specdec_core.request import GenerationRequest
-from specdec_core.sampler import speculative_generate
-from specdec_core.sampling import GREEDY
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
-ROOT = Path(__file__).resolve().parent.parent
+from specdec_core import drafters, generation, sampler  # noqa: E402
+from specdec_core.analysis.pass_costs import pass_sweep  # noqa: E402
+from specdec_core.analysis.stats import contest, decode_seconds  # noqa: E402
+from specdec_core.drafters import ModelDrafter  # noqa: E402
+from specdec_core.model import with_forward  # noqa: E402
+from specdec_core.pairs import load_pair  # noqa: E402
+from specdec_core.request import GenerationRequest  # noqa: E402
+from specdec_core.sampler import speculative_generate  # noqa: E402
+from specdec_core.sampling import GREEDY  # noqa: E402
+
 SPENT: dict[str, float] = defaultdict(float)
 
 
