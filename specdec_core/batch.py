@@ -1,13 +1,13 @@
 """Batched decoding: many prompts, ONE target pass per round for the whole batch.
 
-Each row is its own generation (the skeleton's `generation.Generation`, bookkeeping alone: its prompt,
+Each row is its own generation (the skeleton's `bookkeeping.Generation`, bookkeeping alone: its prompt,
 tokens, generator, rounds and stop); what rows share is
 the target's cache (one specdec_core.model.CachedLM holding a row per prompt, each with its own length
 and rollback) and its forward pass, and, with a model drafter, the drafter's passes. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
      together, one pass per draft position over the rows still drafting;
   2. the target scores every row's last committed token and its drafts in one pass;
-  3. each row's drafts are judged by `sampler.judge`, the chain's own steps 3 and 4 (the one exact
+  3. each row's drafts are judged by `speculative.judge`, the chain's own steps 3 and 4 (the one exact
      rule, with the row's own generator); each row rolls back its own rejected drafts and commits its
      own tokens;
   4. rows that reach end of text or max_new_tokens leave the batch.
@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .bookkeeping import Generation, as_model, check_inputs, make_generator, score_together
 from .checks import MAX_GAMMA
 from .drafters import Proposal, as_drafter, reads_target
-from .generation import Generation, as_model, check_inputs, make_generator, score_together
 from .model import CachedLM, vocab_size
-from .sampler import judge
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
+from .speculative import judge
 from .trace import GenerationResult
 
 MAX_BATCH = 64  # rows per batch: a bound for a shared server (the pass's memory grows with it)

@@ -18,7 +18,7 @@ child per node).
 A drafter that reads the target (Medusa, EAGLE) declares `reads_target = True`; its session's
 `observe_target(features)` then receives the target's final hidden states (k, E) of newly committed
 tokens, in order, so that it has seen every committed token but the last (the generation skeleton,
-specdec_core.generation, keeps this invariant for chains and trees alike).
+specdec_core.bookkeeping, keeps this invariant for chains and trees alike).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -27,7 +27,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .model import CachedLM, TransformersForward, context_length, vocab_size
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
 from .tree_draft import DraftTree, draft_tree
 
 

@@ -16,14 +16,14 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from specdec_core.model import gpt2, kernel  # noqa: E402
+from specdec_core.model import kernel, python_pass  # noqa: E402
 
 PAGE = "chapters/race.py"
 
 
 def main() -> None:
     # the model: the compiled passes where they are built, else the Python pass's GPT-2 layers
-    entries = [(kernel, "pass_rows"), (gpt2.GPT2Pass, "_layers")]
+    entries = [(kernel, "pass_rows"), (python_pass.GPT2Pass, "_layers")]
     originals, seen = {entry: getattr(*entry) for entry in entries}, []
 
     def hooked(cls, name):

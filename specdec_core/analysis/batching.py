@@ -31,7 +31,7 @@ from ..checks import MAX_GAMMA
 from ..costs import Costs
 from ..model import CachedLM
 from ..request import GenerationRequest
-from ..sampling import SamplingConfig
+from ..sampling_config import SamplingConfig
 from ..theory import expected_tokens
 from .acceptance import acceptance
 from .pass_costs import pass_seconds

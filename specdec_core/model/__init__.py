@@ -11,20 +11,20 @@
 
 Inside, one file a job:
     cached_lm.py                  the cache's bookkeeping: rows, their lengths, a tree
-    passes.py                     which pass runs a model, and the calls every pass answers
-    gpt2.py                       the GPT-2 block in Python: the reference (transformers' ops and bits)
+    pass_choice.py                which pass runs a model, and the calls every pass answers
+    python_pass.py                the GPT-2 block in Python: the reference (transformers' ops and bits)
     gpt2_pass.cpp, kernel.py      its C++ twin, batch-invariant, built once per machine; kernel.py builds,
                                   loads and feeds it (weights packed once per model)
-    compiled.py                   the pass that calls it (the default where it is built)
+    compiled_pass.py              the pass that calls it (the default where it is built)
     transformers_pass.py          any other causal LM through its own transformers forward
-    forwards.py, config.py        the forward a model is marked for; its window and vocabulary
+    forward_choice.py, config.py  the forward a model is marked for; its window and vocabulary
 
     python -m specdec_core.model  builds the kernel (make does, before the app or the tests start)
 """
 from .cached_lm import KEEP, CachedLM
 from .config import context_length, vocab_size
-from .forwards import ALL_FORWARDS, FORWARDS, TransformersForward, check_forward, with_forward
-from .passes import batch_invariant
+from .forward_choice import ALL_FORWARDS, FORWARDS, TransformersForward, check_forward, with_forward
+from .pass_choice import batch_invariant
 
 __all__ = ["KEEP", "FORWARDS", "ALL_FORWARDS", "CachedLM", "TransformersForward", "batch_invariant",
            "check_forward", "context_length", "vocab_size", "with_forward"]

@@ -12,10 +12,10 @@ One `CachedLM` belongs to one generation call (or one batch). The model it wraps
 read-only (many sessions use one cached model), so every call makes its own cache: nothing mutable
 is shared.
 
-The passes themselves are passes.py's choice: the compiled GPT-2 pass for a plain GPT-2 (the bundled
+The passes themselves are pass_choice.py's choice: the compiled GPT-2 pass for a plain GPT-2 (the bundled
 pair, the hub's GPT-2 family), its Python reference with forward="exact" or where the kernel is not
 built, the model's own transformers forward for any other causal LM. `forward="transformers"`, or a
-model wrapped in `forwards.TransformersForward`, sends a GPT-2 the third way too (the benchmark
+model wrapped in `forward_choice.TransformersForward`, sends a GPT-2 the third way too (the benchmark
 compares them).
 """
 import time
@@ -23,8 +23,8 @@ import time
 import torch
 from transformers import PreTrainedModel
 
-from .forwards import ALL_FORWARDS, check_forward
-from .passes import model_pass
+from .forward_choice import ALL_FORWARDS, check_forward
+from .pass_choice import model_pass
 from .transformers_pass import TransformersPass
 
 KEEP = ("all", "last", None)  # which logits `feed` returns per row: every fed position, the last, none

@@ -1,5 +1,5 @@
 """Any causal LM through its own transformers forward and a DynamicCache: the fallback for models the
-lean passes do not reproduce, and for a GPT-2 wrapped in forwards.TransformersForward (the benchmark
+lean passes do not reproduce, and for a GPT-2 wrapped in forward_choice.TransformersForward (the benchmark
 compares the two)."""
 import torch
 from transformers import DynamicCache, PreTrainedModel

@@ -3,7 +3,7 @@
 `GPT2Pass` runs a plain GPT-2 (the bundled pair, the hub's GPT-2 family) with transformers' own
 GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and scale,
 gelu_new), without its per-call machinery, so its logits are transformers' bit for bit
-(tests/core/test_lm_fast.py). forward="exact" keeps a model on it. Its C++ twin is compiled.py's
+(tests/core/test_lm_fast.py). forward="exact" keeps a model on it. Its C++ twin is compiled_pass.py's
 pass (gpt2_pass.cpp), which the core runs by default where it is built.
 
 Not batch-invariant: a pass over k rows runs MKL's products over k rows, which round differently from

@@ -1,6 +1,6 @@
 """The decoding loops: speculative decoding's exact sampler, and plain autoregressive decoding as its
-baseline (the logits -> distribution transform is sampling.py; the bookkeeping every loop shares,
-generation.py).
+baseline (the logits -> distribution transform is sampling_config.py; the bookkeeping every loop shares,
+bookkeeping.py).
 
 Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding" (2022),
 Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling"
@@ -26,7 +26,7 @@ Every distribution here is after the sampling transform (temperature, top-k, top
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
 
 What is not the paper's two steps (input checks, the prompt's prefill, the round record, eos and
-max_new_tokens, the result) is the generation skeleton of `specdec_core.generation`, shared with
+max_new_tokens, the result) is the generation skeleton of `specdec_core.bookkeeping`, shared with
 token trees (`specdec_core.tree`), the exactness lab and batched decoding.
 """
 from collections.abc import Callable
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .bookkeeping import Generation, begin
 from .checks import MAX_GAMMA
 from .drafters import Proposal
-from .generation import Generation, begin
 from .policies import (
     STOP_CONFIDENCE,
     STOP_DRAFTER,
@@ -48,7 +48,7 @@ from .policies import (
     confidence,
 )
 from .request import as_request
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, top_entries
 
 # --- the rule ---------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The skeleton: what every decoder here does around its own drafting and verification (the decoding
-loops that drive it are sampler.py and tree.py; the logits -> distribution transform is sampling.py).
+loops that drive it are speculative.py and tree.py; the logits -> distribution transform is sampling_config.py).
 
 nanoGPT's `generate` is one short loop that every sampling variant goes through; ours is this
-bookkeeping, which plain decoding, speculative chains (sampler.py), token trees (tree.py), the
+bookkeeping, which plain decoding, speculative chains (speculative.py), token trees (tree.py), the
 exactness lab's replay and batched decoding all drive. It owns the input checks, the prompt's
 prefill, the round record, the end of a round (eos, max_new_tokens, max_rounds) and the result; each
 decoder keeps only its drafting and its verification, the paper's two steps:
@@ -31,7 +31,7 @@ from transformers import PreTrainedModel
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
 from .model import CachedLM, TransformersForward, context_length, vocab_size
 from .request import GenerationRequest
-from .sampling import SamplingConfig
+from .sampling_config import SamplingConfig
 from .trace import GenerationResult, RoundTrace
 
 STOP_MAX_NEW_TOKENS, STOP_EOS, STOP_MAX_ROUNDS = "max_new_tokens", "eos", "max_rounds"  # GenerationResult.stop_reason
