@@ -1,12 +1,12 @@
 """Batched decoding: many prompts, ONE target pass per round for the whole batch.
 
-Each row is its own generation (the skeleton's `bookkeeping.Generation`, bookkeeping alone: its prompt,
-tokens, generator, rounds and stop); what rows share is
-the target's cache (one specdec_core.model.CachedLM holding a row per prompt, each with its own length
-and rollback) and its forward pass, and, with a model drafter, the drafter's passes. A round:
+Each row is its own generation (a `bookkeeping.Generation`: its prompt, tokens, generator, rounds and
+stop), on its own row of one shared target cache (a specdec_core.model.CachedLM of B rows, each with
+its own length and rollback), as a chain's generation is on the one row of its own. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
-     together, one pass per draft position over the rows still drafting;
-  2. the target scores every row's last committed token and its drafts in one pass;
+     together (a model drafter: one pass per draft position over the rows still drafting);
+  2. the target scores every row's last committed token and its drafts in one pass
+     (`bookkeeping.score_together`, which scores a chain's one row too);
   3. each row's drafts are judged by `speculative.judge`, the chain's own steps 3 and 4 (the one exact
      rule, with the row's own generator); each row rolls back its own rejected drafts and commits its
      own tokens;
