@@ -6,7 +6,7 @@ import streamlit as st
 
 from specdec_core import GenerationRequest, NgramDrafter, autoregressive_generate, model, speculative_generate
 from specdec_core.analysis import lab
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from ui.content import mismatch
 from ui.sections import identical_outputs_lab
 from ui.server import admission, models

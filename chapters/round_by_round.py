@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from specdec_core import drafts_frame, rounds_frame, sampler, speculative_generate
+from specdec_core import drafts_frame, rounds_frame, speculative, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_GAMMA, STOP_IN_WORDS, make_policy
 from specdec_core.request import GenerationRequest
 from ui.sections import round_distributions, round_drafting, round_rule
@@ -43,8 +43,8 @@ EXAMPLE_P, EXAMPLE_Q = (0.6, 0.4), (0.3, 0.7)  # the worked example's two-token 
 
 def worked_example() -> None:
     p_t, q_t = torch.tensor(EXAMPLE_P, dtype=torch.float64), torch.tensor(EXAMPLE_Q, dtype=torch.float64)
-    accept = sampler.acceptance_probability(p_t, q_t).tolist()  # min(1, p/q) per token
-    residual = sampler.residual_distribution(p_t, q_t).tolist()  # norm(max(0, p − q))
+    accept = speculative.acceptance_probability(p_t, q_t).tolist()  # min(1, p/q) per token
+    residual = speculative.residual_distribution(p_t, q_t).tolist()  # norm(max(0, p − q))
     p, q = p_t.tolist(), q_t.tolist()
     st.markdown(
         f"**By hand.** Tokens A and B: target p = ({p[0]:g}, {p[1]:g}), drafter q = ({q[0]:g}, {q[1]:g}). "

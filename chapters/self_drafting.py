@@ -6,7 +6,7 @@ and what the heads read and how they were trained here (ui/sections/self_draftin
 import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from ui.sections import self_drafting_heads, self_drafting_measured
 from ui.server import models
 from ui.state import settings

@@ -5,8 +5,8 @@ from .checks import MAX_GAMMA
 from .drafters import ModelDrafter, NgramDrafter, UnigramDrafter
 from .pairs import PRECISIONS, ModelPair, PairUnavailable, load_pair
 from .request import GenerationRequest
-from .sampler import EXACT, Rule, autoregressive_generate, speculative_generate
-from .sampling import GREEDY, SamplingConfig
+from .sampling_config import GREEDY, SamplingConfig
+from .speculative import EXACT, Rule, autoregressive_generate, speculative_generate
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, drafts_frame, rounds_frame
 from .tree import EXACT_TREE, TreeRule, tree_generate
 

@@ -1,14 +1,15 @@
 """Batched decoding: many prompts, ONE target pass per round for the whole batch.
 
-Each row is its own generation (the skeleton's `generation.Generation`, bookkeeping alone: its prompt,
-tokens, generator, rounds and stop); what rows share is
-the target's forward pass (specdec_core.model.BatchLM: padding, attention masks, per-row
-positions and per-row rollback) and, with a model drafter, the drafter's passes. A round:
+Each row is its own generation (a `bookkeeping.Generation`: its prompt, tokens, generator, rounds and
+stop), on its own row of one shared target cache (a specdec_core.model.CachedLM of B rows, each with
+its own length and rollback), as a chain's generation is on the one row of its own. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
-     together, one pass per draft position over the rows still drafting;
-  2. the target scores every row's last committed token and its drafts in one pass;
-  3. each row's drafts are judged by `sampler.verify`, the one exact rule, with the row's own
-     generator; each row rolls back its own rejected drafts and commits its own tokens;
+     together (a model drafter: one pass per draft position over the rows still drafting);
+  2. the target scores every row's last committed token and its drafts in one pass
+     (`bookkeeping.score_together`, which scores a chain's one row too);
+  3. each row's drafts are judged by `speculative.judge`, the chain's own steps 3 and 4 (the one exact
+     rule, with the row's own generator); each row rolls back its own rejected drafts and commits its
+     own tokens;
   4. rows that reach end of text or max_new_tokens leave the batch.
 With `drafter=None` each round is plain decoding: one token per row per pass.
 
@@ -22,12 +23,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .bookkeeping import Generation, as_model, check_inputs, make_generator, score_together
 from .checks import MAX_GAMMA
-from .drafters import Drafter, ModelDrafter, Proposal, as_drafter, reads_target, shared_prefix
-from .generation import Generation, as_model, check_inputs, make_generator
-from .model import BatchLM, vocab_size
-from .sampler import verify
-from .sampling import SamplingConfig, sample, to_probs
+from .drafters import Proposal, as_drafter, reads_target
+from .model import CachedLM, vocab_size
+from .sampling_config import SamplingConfig, sample, to_probs
+from .speculative import judge
 from .trace import GenerationResult
 
 MAX_BATCH = 64  # rows per batch: a bound for a shared server (the pass's memory grows with it)
@@ -87,70 +88,6 @@ def check_batch(target, drafter, prompts, gamma, max_new_tokens, sampling, seed)
     return out
 
 
-# --- the drafter, batched -------------------------------------------------------------------------------
-
-class BatchModelDraftSession:
-    """A model drafter for all rows at once: one drafter pass per draft position over the rows still
-    drafting, each row's cache synced to its own context first (as a single session's, by `drafters.shared_prefix`)."""
-
-    def __init__(self, drafter: ModelDrafter, rows: int):
-        self.lm = BatchLM(drafter.model, rows)
-        self.fed: list[list[int]] = [[] for _ in range(rows)]
-
-    @property
-    def passes(self) -> int:
-        return self.lm.passes
-
-    def _sync(self, row: int, context: list[int]) -> list[int]:
-        fed = self.fed[row]
-        common = shared_prefix(fed, context)
-        self.lm.rollback(row, len(fed) - common)
-        del fed[common:]
-        return context[common:]
-
-    def propose(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
-                generators: dict[int, torch.Generator]) -> dict[int, Proposal]:
-        """wants: row -> (context, n drafts wanted, n >= 1). Each row draws with its own generator."""
-        feeds = {r: self._sync(r, context) for r, (context, _) in wants.items()}
-        tokens = {r: [] for r in wants}
-        q_rows = {r: [] for r in wants}
-        logit_rows = {r: [] for r in wants}
-        pass_s: list[float] = []
-        for step in range(max(n for _, n in wants.values())):
-            going = {r: feeds[r] for r, (_, n) in wants.items() if step < n}
-            logits = self.lm.extend(going, keep="last")
-            pass_s.append(self.lm.last_pass_s)
-            for r, feed in going.items():
-                self.fed[r] += feed
-                row = logits[r][0]  # (V,)
-                if sampling.greedy:
-                    x = int(row.argmax())
-                else:
-                    q_rows[r].append(to_probs(row, sampling))
-                    x = sample(q_rows[r][-1], generators[r])
-                tokens[r].append(x)
-                logit_rows[r].append(row)
-                feeds[r] = [x]
-        out = {}
-        for r in wants:
-            logits = torch.stack(logit_rows[r])  # (n, V)
-            q = (torch.zeros_like(logits).scatter_(-1, torch.tensor(tokens[r]).view(-1, 1), 1.0) if sampling.greedy
-                 else torch.stack(q_rows[r]))
-            out[r] = Proposal(tokens[r], q, logits, pass_s[:len(tokens[r])])
-        return out
-
-    def retire(self, rows: list[int]) -> None:
-        self.lm.retire(rows)
-
-
-def start_batch(drafter: Drafter, vocab: int, rows: int):
-    """The drafter's batched session: the batched model session (one pass for all rows) for a model
-    drafter, else the drafter's own `start_batch` (by default one ordinary session per row)."""
-    if isinstance(drafter, ModelDrafter):
-        return BatchModelDraftSession(drafter, rows)
-    return drafter.start_batch(vocab, rows)
-
-
 # --- the loop -------------------------------------------------------------------------------------------
 
 @torch.inference_mode()
@@ -167,42 +104,39 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
     vocab, B = vocab_size(target), len(prompts)
 
     start = time.perf_counter()
-    rows = [Generation(p, max_new_tokens, *make_generator(seed + i), eos, drafter=drafter,
-                       start=start)
+    lm = CachedLM(target, rows=B)
+    rows = [Generation(p, max_new_tokens, *make_generator(seed + i), eos, lm=lm, drafter=drafter, start=start, row=i)
             for i, p in enumerate(prompts)]
-    lm = BatchLM(target, B)
-    lm.extend({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
+    lm.feed({i: p[:-1] for i, p in enumerate(prompts)}, keep=None)  # the cache holds all but the last token
     prefill_passes, prefill_s = lm.passes, time.perf_counter() - start
-    session = start_batch(drafter, vocab, B) if drafter is not None else None
+    session = drafter.start_batch(vocab, B) if drafter is not None else None
     results: list[GenerationResult | None] = [None] * B
     first_token_s, n_rounds, pass_s, draft_prefill_s = None, 0, [], 0.0
+    no_proposal = Proposal([], torch.zeros(0, vocab))
 
     while running := [i for i, g in enumerate(rows) if results[i] is None]:
         wants = {i: (rows[i].context, rows[i].room(gamma)) for i in running} if session else {}
         wants = {i: w for i, w in wants.items() if w[1] > 0}
-        proposals = session.propose(wants, sampling, {i: rows[i].generator for i in wants}) if wants else {}
+        proposals = session.propose_rows(wants, sampling, {i: rows[i].generator for i in wants}) if wants else {}
         if not n_rounds and proposals:
             draft_prefill_s = (next(iter(proposals.values())).pass_s or [0.0])[0]  # its first pass reads the prompts
         drafts = {i: proposals[i].tokens[:wants[i][1]] if i in proposals else [] for i in running}
-        logits = lm.extend({i: [rows[i].context[-1]] + drafts[i] for i in running}, keep="all")  # ONE pass
+        logits = score_together([rows[i] for i in running],
+                                [[rows[i].context[-1]] + drafts[i] for i in running])  # ONE pass
         pass_s.append(lm.last_pass_s)
-        for i in running:
+        for i, row_logits in zip(running, logits):
             g, x = rows[i], drafts[i]
-            g.pass_s.append(lm.last_pass_s)
-            p = to_probs(logits[i], sampling)  # (n + 1, V)
             if session is None:
+                p = to_probs(row_logits, sampling)  # (1, V)
                 token = int(p[0].argmax()) if sampling.greedy else sample(p[0], g.generator)
                 g.end_round(None, g.commit([], token, "target")[1])
             else:
-                q = proposals[i].q[:len(x)] if x else torch.zeros(0, vocab)
-                v = verify(p, q, x, sampling, g.generator, target_logits=logits[i])
-                lm.rollback(i, len(x) - v.n_accepted)  # this row's rejected drafts only
-                new, hit_eos = g.commit(x[:v.n_accepted], v.next_token, v.next_kind)
-                drafted = len(proposals[i].pass_s) if i in proposals else 0
-                g.draft_passes += drafted
+                proposal = proposals.get(i, no_proposal)
+                _, _, v, new, hit_eos = judge(g, x, proposal, row_logits, sampling)
+                g.draft_passes += len(proposal.pass_s)
                 g.end_round(g.round_record(
                     new, x, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms,
-                    proposals[i].pass_s if i in proposals else [], drafted, lm.last_pass_s, gamma=gamma), hit_eos)
+                    proposal.pass_s, len(proposal.pass_s), lm.last_pass_s, gamma=gamma), hit_eos)
             if not g.running:
                 g.prefill_s = prefill_s
                 results[i] = g.result(gamma=gamma if drafter is not None else None)

@@ -8,8 +8,8 @@ import torch
 
 from .drafters import Proposal
 from .policies import Policy
-from .sampler import Rows, Rule, acceptance_probability, exact_acceptance, exact_residual, residual_distribution
-from .sampling import SamplingConfig, to_probs
+from .sampling_config import SamplingConfig, to_probs
+from .speculative import Rows, Rule, acceptance_probability, exact_acceptance, exact_residual, residual_distribution
 from .tree import TreeRule, accept_child
 
 

@@ -18,7 +18,7 @@ child per node).
 A drafter that reads the target (Medusa, EAGLE) declares `reads_target = True`; its session's
 `observe_target(features)` then receives the target's final hidden states (k, E) of newly committed
 tokens, in order, so that it has seen every committed token but the last (the generation skeleton,
-specdec_core.generation, keeps this invariant for chains and trees alike).
+specdec_core.bookkeeping, keeps this invariant for chains and trees alike).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -27,7 +27,7 @@ import torch
 from transformers import PreTrainedModel
 
 from .model import CachedLM, TransformersForward, context_length, vocab_size
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
 from .tree_draft import DraftTree, draft_tree
 
 
@@ -85,8 +85,9 @@ class Drafter:
         model refuse it); the default drafts for any target that shares its vocabulary."""
 
     def start_batch(self, vocab: int, rows: int) -> "PerRowDraftSessions":
-        """A session drafting for `rows` rows at once (specdec_core.batch): by default one ordinary
-        session per row; a model drafter's batched session is the batch module's."""
+        """A session drafting for `rows` rows at once (specdec_core.batch), answering
+        `propose_rows(wants, sampling, generators)` and `retire(rows)`: by default one ordinary session
+        per row; a model drafter's is one cache of `rows` rows, one pass per draft position."""
         return PerRowDraftSessions(self, vocab, rows)
 
 
@@ -100,8 +101,9 @@ class PerRowDraftSessions:
     def passes(self) -> int:
         return sum(s.passes for s in self.sessions)
 
-    def propose(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
-                generators: dict[int, torch.Generator]) -> dict[int, Proposal]:
+    def propose_rows(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
+                     generators: dict[int, torch.Generator]) -> dict[int, Proposal]:
+        """wants: row -> (context, n drafts wanted, n >= 1); each row draws with its own generator."""
         return {r: self.sessions[r].propose(context, n, sampling, generators[r]) for r, (context, n) in wants.items()}
 
     def retire(self, rows: list[int]) -> None:
@@ -142,11 +144,17 @@ class ModelDrafter(Drafter):
     def start(self, vocab: int) -> "_ModelDraftSession":
         return _ModelDraftSession(CachedLM(self.model))
 
+    def start_batch(self, vocab: int, rows: int) -> "_ModelDraftSession":
+        return _ModelDraftSession(CachedLM(self.model, rows=rows))
+
 
 class _ModelDraftSession(DraftSession):
+    """A model drafter's cache: one generation's (row 0: `propose`, trees), or a batch's rows
+    (`propose_rows`, one drafter pass per draft position over the rows still drafting)."""
+
     def __init__(self, lm: CachedLM):
         self.lm = lm
-        self.fed: list[int] = []  # the tokens in the draft model's KV cache
+        self.fed: list[list[int]] = [[] for _ in lm.lengths]  # per row: the tokens in the draft model's cache
         # (at the call, after the rollback to what the context shares, after drafting): for the trace
         self.cache_log: tuple[int, int, int] | None = None
         self._slot: dict[int, int] = {}  # this round's tree node -> its number in the cache's tree
@@ -155,38 +163,65 @@ class _ModelDraftSession(DraftSession):
     def passes(self) -> int:
         return self.lm.passes
 
-    def _sync(self, context: list[int]) -> list[int]:
-        """Roll the cache back to the longest prefix it shares with `context` (keeping at least one
+    def _sync(self, context: list[int], row: int = 0) -> list[int]:
+        """Roll the row's cache back to the longest prefix it shares with `context` (keeping at least one
         token to feed, since we need logits after the last one); return the tokens still to feed."""
-        common = shared_prefix(self.fed, context)
-        self.lm.rollback(len(self.fed) - common)
-        del self.fed[common:]
+        fed = self.fed[row]
+        common = shared_prefix(fed, context)
+        self.lm.rollback(len(fed) - common, row)
+        del fed[common:]
         return context[common:]
 
     def propose(self, context, gamma, sampling, generator, keep_drafting=None) -> Proposal:
-        before = len(self.fed)
-        feed = self._sync(context)
-        kept = len(self.fed)
-        tokens, logits_rows, q_rows, pass_s = [], [], [], []
-        for i in range(gamma):
-            logits = self.lm.extend(feed, logits_to_keep=1)[0]  # (V,) raw logits for the next draft
-            self.fed += feed
+        before, kept = len(self.fed[0]), shared_prefix(self.fed[0], context)
+        proposal = self.propose_rows({0: (context, gamma)}, sampling, {0: generator}, keep_drafting)[0]
+        self.cache_log = (before, kept, len(self.fed[0]))
+        return proposal
+
+    def propose_rows(self, wants: dict[int, tuple[list[int], int]], sampling: SamplingConfig,
+                     generators: dict[int, torch.Generator], keep_drafting=None) -> dict[int, Proposal]:
+        """wants: row -> (context, n drafts wanted, n >= 1); each row draws with its own generator, all
+        rows still drafting fed in one pass per draft position. `keep_drafting(drafts, raw logits,
+        generator)`, asked before each draft but the first, ends a row's drafting when it says False."""
+        feeds = {r: self._sync(context, r) for r, (context, _) in wants.items()}
+        tokens = {r: [] for r in wants}
+        logit_rows = {r: [] for r in wants}
+        q_rows = {r: [] for r in wants}
+        fed_passes = dict.fromkeys(wants, 0)
+        pass_s: list[float] = []
+        going = [r for r, (_, n) in wants.items() if n > 0]
+        while going:
+            logits = self.lm.feed({r: feeds[r] for r in going}, keep="last")
             pass_s.append(self.lm.last_pass_s)
-            if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
-                break  # the policy declines to draft from this distribution (its pass is spent)
-            if sampling.greedy:  # q is one-hot on the argmax: built once for all rows below
-                x = int(logits.argmax())
-            else:
-                q_rows.append(to_probs(logits, sampling))
-                x = sample(q_rows[-1], generator)
-            tokens.append(x)
-            logits_rows.append(logits)
-            feed = [x]
-        logits = torch.stack(logits_rows)  # (n, V), n <= gamma
-        # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
-        q = one_hot(tokens, logits.shape[-1]) if sampling.greedy else torch.stack(q_rows)
-        self.cache_log = (before, kept, len(self.fed))
-        return Proposal(tokens, q, logits, pass_s)
+            still = []
+            for r in going:
+                self.fed[r] += feeds[r]
+                fed_passes[r] += 1
+                row = logits[r][0]  # (V,) raw logits for the row's next draft
+                if tokens[r] and keep_drafting is not None and not keep_drafting(tokens[r], row, generators[r]):
+                    continue  # the policy declines to draft from this distribution (its pass is spent)
+                if sampling.greedy:  # q is one-hot on the argmax: built once for all drafts below
+                    x = int(row.argmax())
+                else:
+                    q_rows[r].append(to_probs(row, sampling))
+                    x = sample(q_rows[r][-1], generators[r])
+                tokens[r].append(x)
+                logit_rows[r].append(row)
+                feeds[r] = [x]
+                if len(tokens[r]) < wants[r][1]:
+                    still.append(r)
+            going = still
+        out = {}
+        for r in wants:
+            logits = torch.stack(logit_rows[r])  # (n, V), 1 <= n <= wanted
+            # q: exactly the rows each x_i was drawn from (greedy: one-hot on each argmax x_i)
+            q = one_hot(tokens[r], logits.shape[-1]) if sampling.greedy else torch.stack(q_rows[r])
+            out[r] = Proposal(tokens[r], q, logits, pass_s[:fed_passes[r]])
+        return out
+
+    def retire(self, rows: list[int]) -> None:
+        """A batch's finished rows: never fed again."""
+        self.lm.retire(rows)
 
     def propose_tree(self, context, shape, sampling, generator, node_budget=None, max_depth=None) -> DraftTree:
         """One pass over the context, then one tree pass per level over its new nodes."""
@@ -196,7 +231,7 @@ class _ModelDraftSession(DraftSession):
             if nodes == [-1]:
                 feed = self._sync(context)
                 logits = self.lm.extend(feed, logits_to_keep=1)  # (1, V)
-                self.fed += feed
+                self.fed[0] += feed
             else:
                 parents = [self._slot[tree.parents[n]] if tree.parents[n] >= 0 else -1 for n in nodes]
                 for n in nodes:
@@ -214,7 +249,7 @@ class _ModelDraftSession(DraftSession):
         seen = [n for n in path if n in self._slot]
         if self.lm.tree_start is not None:
             self.lm.keep_path([self._slot[n] for n in seen])
-        self.fed += [tree.tokens[n] for n in seen]
+        self.fed[0] += [tree.tokens[n] for n in seen]
         self._slot = {}
 
 

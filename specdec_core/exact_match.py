@@ -12,7 +12,7 @@ branch draws from p without x, which is the same distribution as drawing y first
 """
 import torch
 
-from .sampler import Rows, Rule
+from .speculative import Rows, Rule
 
 
 def _keep_if_target_draws_it(rows: Rows) -> torch.Tensor:

@@ -25,7 +25,7 @@ from functools import partial
 
 import torch
 
-from .sampler import Rows, Rule, exact_acceptance, exact_residual
+from .speculative import Rows, Rule, exact_acceptance, exact_residual
 
 TYPICAL_EPSILON = 0.09  # Medusa's posterior_threshold: the bar for a confident (low-entropy) target
 TYPICAL_DELTA = 0.3  # Medusa's posterior_alpha: the bar scales with exp(-entropy) below epsilon

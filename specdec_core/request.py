@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from .sampling import SamplingConfig
+from .sampling_config import SamplingConfig
 
 
 @dataclass(frozen=True)

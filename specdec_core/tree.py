@@ -2,7 +2,7 @@
 
 SpecInfer (Miao et al., 2024) drafts a tree instead of a chain and scores all its nodes in one target
 pass with a tree attention mask (`CachedLM.extend_tree`); EAGLE-2 (Li et al., 2024) grows the tree
-where the drafter is most confident. The chain of `sampler.py` is the tree whose shape is (1,) * gamma.
+where the drafter is most confident. The chain of `speculative.py` is the tree whose shape is (1,) * gamma.
 
 One round (the rest, checks, prefill, eos and the result, is the skeleton of `generation`):
   1. The drafter grows a tree below the last committed token (`DraftSession.propose_tree`; for a
@@ -22,7 +22,7 @@ is token for token greedy decoding.
 
 Why step 3 draws exactly from p (recursive rejection sampling, Yang et al. 2024; Jeon et al. 2024):
 claim: from child i on, the token comes out with distribution p_i, whatever q_i is, as long as x_i is
-drawn from q_i. With one child left (or none) this is the linear rule of `sampler.residual_distribution`:
+drawn from q_i. With one child left (or none) this is the linear rule of `speculative.residual_distribution`:
 the accept branch gives min(p_i, q_i), a rejection (chance sum(max(0, p_i - q_i))) hands over to
 p_{i+1}, and min(p_i, q_i) + max(0, p_i - q_i) = p_i. With more children the hand-over is to child
 i + 1, which is drawn without replacement, i.e. exactly from q_{i+1} given x_i, so by induction it also
@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .bookkeeping import begin
 from .drafters import as_drafter
-from .generation import begin
 from .request import as_request
-from .sampler import acceptance_probability, residual_distribution
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
+from .speculative import acceptance_probability, residual_distribution
 from .trace import GenerationResult, RoundTrace, TreeSettings, TreeTrace, top_entries
 from .tree_draft import (
     DraftTree,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
 
 MAX_TREE_DEPTH = 8  # deeper than this, even a chain accepted at 0.9 keeps under half of its last level
 MAX_BRANCHING = 8  # children per node

@@ -99,7 +99,7 @@ def documented_runs():
     from specdec_core.analysis import lab
     from specdec_core.broken import BROKEN_RULES
     from specdec_core.pairs import load_pair
-    from specdec_core.sampler import EXACT
+    from specdec_core.speculative import EXACT
     pair = load_pair("shakespeare")
     prefix = pair.tokenizer.encode(lab.DOCUMENTED_PROMPT)[:lab.DOCUMENTED_PREFIX_TOKENS]
     dist = lab.Distributions(pair.target, pair.draft, prefix)

@@ -6,8 +6,9 @@ SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
 def load_script(name: str):
-    """scripts/<name>.py, imported as the module `name`."""
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    """scripts/<name>.py (name may name a folder: "bench/llama_cpp_peer"), imported as the module of its
+    file's name."""
+    spec = importlib.util.spec_from_file_location(Path(name).name, SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,5 +1,5 @@
 """The app served as `make run` serves it, for the browser tests and the scripts that drive it
-(scripts/app_bench.py, scripts/load_test.py): one way to start `streamlit run app.py` on a local port,
+(scripts/bench/app_bench.py, scripts/load_test.py): one way to start `streamlit run app.py` on a local port,
 wait until it is healthy, and stop it; and how a headless Chromium is launched and waits for a
 script run to end (Streamlit's own end-to-end suite does the same).
 

@@ -5,5 +5,5 @@ live race and the drafter shoot-out (race), α per drafter over enough rounds (d
 against adaptive γ (policy_compare), tree against chain (trees), the exactness lab and its documented
 run (lab), every rule's verdict and economics (rule_costs), lossless against lossy (fidelity), and
 batches and the first token (batching). Nothing here samples on its own: every generation goes through
-specdec_core.sampler (batches through specdec_core.batch).
+specdec_core.speculative (batches through specdec_core.batch).
 """

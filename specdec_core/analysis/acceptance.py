@@ -3,7 +3,7 @@ models reading the same text; greedy α is the probability that the two argmaxes
 over a generation's own rounds is `round_stats.measured_alpha`.)"""
 import torch
 
-from ..sampling import SamplingConfig, to_probs
+from ..sampling_config import SamplingConfig, to_probs
 from ..theory import alpha_of
 
 

@@ -29,9 +29,9 @@ import torch
 from ..batch import MAX_BATCH, batch_generate
 from ..checks import MAX_GAMMA
 from ..costs import Costs
-from ..model import BatchLM
+from ..model import CachedLM
 from ..request import GenerationRequest
-from ..sampling import SamplingConfig
+from ..sampling_config import SamplingConfig
 from ..theory import expected_tokens
 from .acceptance import acceptance
 from .pass_costs import pass_seconds
@@ -138,14 +138,14 @@ class BatchCosts:
 
 def _pass_time(model, batch: int, k: int, prompts: list[list[int]], passes: int) -> float:
     """Lower-quartile seconds of a pass over `batch` rows of k positions, after each row's prompt."""
-    lm = BatchLM(model, batch)
-    lm.extend({i: p for i, p in enumerate(prompts[:batch])}, keep=None)
+    lm = CachedLM(model, rows=batch)
+    lm.feed({i: p for i, p in enumerate(prompts[:batch])}, keep=None)
     times = []
     for _ in range(passes + 1):  # the first pass warms up
-        lm.extend({i: [prompts[i][-1]] * k for i in range(batch)}, keep="all")
+        lm.feed({i: [prompts[i][-1]] * k for i in range(batch)}, keep="all")
         times.append(lm.last_pass_s)
         for i in range(batch):
-            lm.rollback(i, k)
+            lm.rollback(k, i)
     return pass_seconds(times[1:])
 
 

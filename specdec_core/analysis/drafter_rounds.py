@@ -6,7 +6,7 @@ from those runs' own draft passes."""
 from dataclasses import replace
 
 from ..request import GenerationRequest
-from ..sampler import speculative_generate
+from ..speculative import speculative_generate
 from ..trace import RoundTrace
 from .race import drafter_shootout
 from .round_stats import acceptance_by_position, measured_alpha, tokens_per_round

@@ -27,8 +27,8 @@ import torch
 
 from ..drafters import as_drafter
 from ..request import GenerationRequest
-from ..sampler import Rows, Rule, autoregressive_generate, residual_distribution, speculative_generate
-from ..sampling import SamplingConfig
+from ..sampling_config import SamplingConfig
+from ..speculative import Rows, Rule, autoregressive_generate, residual_distribution, speculative_generate
 from ..theory import alpha_of
 from ..trace import GenerationResult
 from ..variants import Variant

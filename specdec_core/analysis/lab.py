@@ -7,7 +7,7 @@ with Pearson's chi-square (scipy.stats.chisquare). The exact rule passes; the br
 
 Speed: K full generations would cost K prefills. Instead the rounds are replayed over distributions
 computed once per distinct context (prefix + up to two tokens) and kept in `Distributions`. The replay
-drives the same generation skeleton (`generation.Generation`, here bookkeeping without a model), calls
+drives the same generation skeleton (`bookkeeping.Generation`, here bookkeeping without a model), calls
 the sampler's own `verify` with the same `Rule`, draws drafts the way `ModelDrafter` does and
 consumes the random generator in the same order as `speculative_generate(max_new_tokens=n + 1)`:
 sample i with seed s + i gives the first n tokens that generator would give with seed s + i (up to
@@ -24,11 +24,11 @@ import numpy as np
 import torch
 from scipy import stats
 
+from ..bookkeeping import Generation, make_generator
 from ..drafters import Proposal
-from ..generation import Generation, make_generator
 from ..model import CachedLM, context_length, vocab_size
-from ..sampler import EXACT, Rule, verify
-from ..sampling import SamplingConfig, sample, to_probs
+from ..sampling_config import SamplingConfig, sample, to_probs
+from ..speculative import EXACT, Rule, verify
 from ..tree import EXACT_TREE, TreeRule, verify_tree
 from ..tree_draft import check_node_budget, check_shape, draft_tree
 from .stats import Pacing

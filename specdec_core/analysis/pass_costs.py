@@ -30,8 +30,8 @@ import torch
 from ..costs import Costs
 from ..model import CachedLM
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import GREEDY
+from ..sampling_config import GREEDY
+from ..speculative import autoregressive_generate, speculative_generate
 from ..trace import GenerationResult
 from .stats import Measured, Pacing, contest
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..policies import ADAPTIVE, Costs, as_policy
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
+from ..speculative import autoregressive_generate, speculative_generate
 from ..trace import RoundTrace
 from .round_stats import acceptance_metrics, measured_alpha, modelled_speedup, oracle_speedup
 from .stats import Measured, Pacing, contest, decode_seconds, ratios

@@ -22,8 +22,8 @@ import torch
 from ..drafters import as_drafter
 from ..policies import Policy
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import GREEDY
+from ..sampling_config import GREEDY
+from ..speculative import autoregressive_generate, speculative_generate
 from ..trace import GenerationResult
 from .pass_costs import PassTimes
 from .round_stats import mean_acceptance_length, measured_alpha

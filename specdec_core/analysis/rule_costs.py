@@ -17,8 +17,8 @@ from scipy import stats
 
 from ..drafters import Proposal
 from ..request import GenerationRequest
-from ..sampler import Rule, autoregressive_generate, speculative_generate
-from ..sampling import SamplingConfig, to_probs
+from ..sampling_config import SamplingConfig, to_probs
+from ..speculative import Rule, autoregressive_generate, speculative_generate
 from .fidelity import interleaved_runs, rule_output_distribution, speedup
 from .lab import LEVEL, Cells, ChiSquare, Distributions, LabResult, run_lab
 from .stats import Pacing

@@ -14,7 +14,7 @@ import itertools
 
 from ..policies import make_policy
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
+from ..speculative import autoregressive_generate, speculative_generate
 from ..tree import tree_generate
 from ..tree_draft import tree_size
 from .pass_costs import PassTimes

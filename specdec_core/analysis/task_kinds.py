@@ -2,7 +2,7 @@
 stretches are easy to guess, so the drafter agrees more there. Measured here as alpha per kind of
 text, by the core's one acceptance method (`acceptance.acceptance`: teacher-forced E[sum min(p, q)]
 over every position), on three kinds of passage."""
-from ..sampling import SamplingConfig
+from ..sampling_config import SamplingConfig
 from .acceptance import acceptance
 from .stats import Pacing
 

@@ -14,7 +14,7 @@ import statistics
 
 from ..drafters import as_drafter
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
+from ..speculative import autoregressive_generate, speculative_generate
 from ..tree import tree_generate
 from ..tree_draft import check_node_budget, check_shape
 from .stats import Pacing, contest, decode_s_per_token

@@ -1,30 +1,30 @@
 """The model room: everything that runs a model. The rest of the core sees this interface only:
 
-    CachedLM(model, forward)      one sequence over its own KV cache: prefill, extend (k tokens in ONE
-                                  pass), extend_tree / keep_path (a token tree), rollback
-    BatchLM(model, rows, forward) many sequences at once: extend({row: tokens}), rollback, retire
+    CachedLM(model, forward, rows=1)
+                                  rows over their own KV cache, each with its own length (one row is a
+                                  batch of one): feed({row: tokens}) in ONE pass, extend / prefill (one
+                                  row), rollback(n, row), retire(rows), extend_tree / keep_path (a tree)
     TransformersForward, with_forward, FORWARDS
                                   which forward a model takes (the benchmark compares them)
     context_length, vocab_size    what the config says
     batch_invariant(model)        whether its passes over several positions give its one-token passes' bits
 
 Inside, one file a job:
-    cached_lm.py, batch_lm.py     the caches' bookkeeping, for one row and for many
-    passes.py                     which pass runs a model, and the calls every pass answers
-    gpt2.py                       the GPT-2 block in Python: the reference (transformers' ops and bits)
+    cached_lm.py                  the cache's bookkeeping: rows, their lengths, a tree
+    pass_choice.py                which pass runs a model, and the calls every pass answers
+    python_pass.py                the GPT-2 block in Python: the reference (transformers' ops and bits)
     gpt2_pass.cpp, kernel.py      its C++ twin, batch-invariant, built once per machine; kernel.py builds,
                                   loads and feeds it (weights packed once per model)
-    compiled.py                   the pass that calls it (the default where it is built)
+    compiled_pass.py              the pass that calls it (the default where it is built)
     transformers_pass.py          any other causal LM through its own transformers forward
-    forwards.py, config.py        the forward a model is marked for; its window and vocabulary
+    forward_choice.py, config.py  the forward a model is marked for; its window and vocabulary
 
     python -m specdec_core.model  builds the kernel (make does, before the app or the tests start)
 """
-from .batch_lm import KEEP, BatchLM
-from .cached_lm import CachedLM
+from .cached_lm import KEEP, CachedLM
 from .config import context_length, vocab_size
-from .forwards import FORWARDS, ONE_ROW_FORWARDS, TransformersForward, check_forward, with_forward
-from .passes import batch_invariant
+from .forward_choice import ALL_FORWARDS, FORWARDS, TransformersForward, check_forward, with_forward
+from .pass_choice import batch_invariant
 
-__all__ = ["KEEP", "FORWARDS", "ONE_ROW_FORWARDS", "BatchLM", "CachedLM", "TransformersForward", "batch_invariant",
+__all__ = ["KEEP", "FORWARDS", "ALL_FORWARDS", "CachedLM", "TransformersForward", "batch_invariant",
            "check_forward", "context_length", "vocab_size", "with_forward"]

@@ -1,5 +1,5 @@
 """The lean GPT-2 pass compiled (gpt2_pass.cpp), built once on this machine: the C++ twin of the
-Python reference pass (gpt2.GPT2Pass).
+Python reference pass (python_pass.GPT2Pass).
 
 One kernel for every pass (one token, a verify pass, a prefill, a tree, a batch's rows), for the draft
 and the target: it reads each weight once per pass for all the rows (the weights packed once per
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import torch
 
-from .gpt2 import GELU_C
+from .python_pass import GELU_C
 
 SOURCE = Path(__file__).with_name("gpt2_pass.cpp")
 # Built on the machine that runs it, for its processor, with 512-bit vectors where it has them. No

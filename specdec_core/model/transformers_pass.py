@@ -1,5 +1,5 @@
 """Any causal LM through its own transformers forward and a DynamicCache: the fallback for models the
-lean passes do not reproduce, and for a GPT-2 wrapped in forwards.TransformersForward (the benchmark
+lean passes do not reproduce, and for a GPT-2 wrapped in forward_choice.TransformersForward (the benchmark
 compares the two)."""
 import torch
 from transformers import DynamicCache, PreTrainedModel
@@ -11,15 +11,15 @@ from .config import context_length
 class TransformersPass:
     """Any causal LM through its own forward and one transformers DynamicCache.
 
-    One row: the model's plain call (its logits are transformers' own, the reference the lean pass is
+    One row (a batch of one): the model's plain call (its logits are transformers' own, the reference the lean pass is
     held to); a rollback crops the cache; a tree goes in with a custom 4D mask. Many rows: the cache's
     slots only grow, and `seen` (rows, slots) says which slots hold a row's committed tokens, so a
     rollback is a mask edit."""
 
-    def __init__(self, model: PreTrainedModel, rows: int | None = None):
+    def __init__(self, model: PreTrainedModel, rows: int = 1):
         self.model, self.device = model, next(model.parameters()).device
         self.cache = DynamicCache(config=model.config)
-        self.batched = rows is not None
+        self.batched = rows > 1
         if self.batched:
             self._check_masks("batched decoding")
             self.seen = torch.zeros(rows, 0, dtype=torch.bool)  # (rows, slots)
@@ -35,14 +35,42 @@ class TransformersPass:
         dtype = next(self.model.parameters()).dtype
         return torch.zeros(visible.shape, dtype=dtype).masked_fill(~visible, torch.finfo(dtype).min)
 
-    # --- one row ---------------------------------------------------------------------------------------
+    # --- the calls every pass answers -----------------------------------------------------------------
 
-    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
-        ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
-        more = {"output_hidden_states": True} if hidden else {}
-        out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True, logits_to_keep=keep, **more)
-        self.cache = out.past_key_values
-        return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
+    def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
+        """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
+        logits of each row's last keep[row] positions, and with `hidden` the final hidden states (k, E)
+        of every fed token (one row only)."""
+        if not self.batched:
+            (row, tokens), = feeds.items()
+            ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
+            more = {"output_hidden_states": True} if hidden else {}
+            # logits_to_keep=0 would keep them all: keep one, return none
+            out = self.model(input_ids=ids, past_key_values=self.cache, use_cache=True,
+                             logits_to_keep=keep[row] or 1, **more)
+            self.cache = out.past_key_values
+            logits = out.logits[0] if keep[row] else out.logits[0, :0]
+            return {row: logits}, ({row: out.hidden_states[-1][0]} if hidden else None)
+        if hidden:
+            raise ValueError("hidden states of many rows need the compiled pass")
+        return self._extend_many(feeds, lengths, keep), None
+
+    @torch.inference_mode()
+    def rollback(self, row: int, n: int) -> None:
+        """Forget the row's last n cached tokens: one row crops the cache (transformers 5.x: crop(-n)
+        removes n tokens); many rows unsee the row's last n committed slots."""
+        if not n:
+            return
+        if not self.batched:
+            self.cache.crop(-n)
+            return
+        slots = self.seen[row].nonzero().view(-1)[-n:]
+        self.seen[row, slots] = False
+
+    def retire(self, rows: list[int]) -> None:
+        pass  # the slots stay; a retired row is never fed again
+
+    # --- a token tree, fed to the one row ----------------------------------------------------------------
 
     def tree(self, tokens: list[int], positions: list[int], past: int, mask: torch.Tensor, hidden: bool = False):
         """A tree pass with a custom 4D attention mask (k, cache + k)."""
@@ -54,7 +82,7 @@ class TransformersPass:
         self.cache = out.past_key_values
         return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
 
-    def keep(self, start: int, slots: list[int]) -> None:
+    def keep(self, row: int, start: int, slots: list[int]) -> None:
         """Keep the first `start` cached positions, then `slots` in order (a tree's accepted path)."""
         index = torch.tensor(list(range(start)) + slots, dtype=torch.long, device=self.device)
         for layer in self.cache.layers:
@@ -64,25 +92,11 @@ class TransformersPass:
                 continue  # a layer this model never wrote to
             layer.keys, layer.values = layer.keys.index_select(-2, index), layer.values.index_select(-2, index)
 
-    def rollback(self, n: int) -> None:
-        """Forget the last n cached tokens (transformers 5.x: crop(-n) removes n tokens)."""
-        if n:
-            self.cache.crop(-n)
-
     # --- many rows -------------------------------------------------------------------------------------
 
-    def retire(self, rows: list[int]) -> None:
-        pass  # the slots stay; a retired row is never fed again
-
-    def rollback_row(self, row: int, n: int) -> None:
-        """Unsee the row's last n committed slots."""
-        if n:
-            slots = self.seen[row].nonzero().view(-1)[-n:]
-            self.seen[row, slots] = False
-
     @torch.inference_mode()
-    def rows(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
-        rows = [r for r in feeds if feeds[r]]
+    def _extend_many(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int]):
+        rows = list(feeds)
         B, K = self.seen.shape[0], max(len(feeds[r]) for r in rows)
         ids = torch.zeros(B, K, dtype=torch.long)
         fed = torch.zeros(B, K, dtype=torch.bool)
@@ -100,8 +114,4 @@ class TransformersPass:
                          past_key_values=self.cache, use_cache=True)
         self.cache = out.past_key_values
         self.seen = torch.cat([self.seen, fed], dim=1)
-        if keep is None:
-            return {}
-        if keep == "last":
-            return {r: out.logits[r, len(feeds[r]) - 1][None] for r in rows}
-        return {r: out.logits[r, :len(feeds[r])] for r in rows}
+        return {r: out.logits[r, len(feeds[r]) - keep[r]:len(feeds[r])] for r in rows}

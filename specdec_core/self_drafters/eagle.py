@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ..drafters import Drafter, DraftSession, Proposal, one_hot
-from ..sampling import SamplingConfig, sample, to_probs
+from ..sampling_config import SamplingConfig, sample, to_probs
 from ..tree_draft import DraftTree, draft_tree
 from .files import check_target
 from .nets import EagleNet, HeadsConfig, target_fingerprint

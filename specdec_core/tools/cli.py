@@ -21,8 +21,8 @@ from ..drafters import NgramDrafter, UnigramDrafter
 from ..pairs import PAIRS, PRECISION_HELP, PRECISIONS, PairUnavailable, load_pair
 from ..policies import POLICIES, SIGNALS, make_policy
 from ..request import GenerationRequest
-from ..sampler import autoregressive_generate, speculative_generate
-from ..sampling import SamplingConfig
+from ..sampling_config import SamplingConfig
+from ..speculative import autoregressive_generate, speculative_generate
 from ..trace import rounds_frame
 from ..tree import tree_generate
 from .bench import add_arguments as bench_arguments

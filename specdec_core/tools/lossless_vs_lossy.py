@@ -22,8 +22,8 @@ from ..analysis.stats import Pacing
 from ..exact_match import EXACT_MATCH
 from ..pairs import load_pair
 from ..request import GenerationRequest
-from ..sampler import EXACT
-from ..sampling import GREEDY
+from ..sampling_config import GREEDY
+from ..speculative import EXACT
 from ..variants import build_variants
 
 ECONOMICS_TOKENS = 48  # new tokens per held-out prompt when timing the rules

@@ -3,7 +3,7 @@ import pytest
 
 from specdec_core.analysis import lab
 from specdec_core.broken import BROKEN_RULES
-from specdec_core.sampler import EXACT
+from specdec_core.speculative import EXACT
 from tests.app.helpers import chart, page
 
 

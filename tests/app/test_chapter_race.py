@@ -67,7 +67,7 @@ def test_the_recorded_llama_cpp_table_is_shown_as_recorded():
     """The one figure not measured live says so, with when and where; every recorded row is shown."""
     from ui.content import peer
     saved = peer.recorded()
-    assert saved is not None, "assets/llama_cpp_peer.json: run scripts/llama_cpp_peer.py --save assets/llama_cpp_peer.json"
+    assert saved is not None, "assets/llama_cpp_peer.json: run scripts/bench/llama_cpp_peer.py --save assets/llama_cpp_peer.json"
     at = page("chapters/race.py", max_new=8, temp=0)
     assert not at.exception
     fold = next(e for e in at.expander if "llama.cpp" in e.label)

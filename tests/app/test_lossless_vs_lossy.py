@@ -86,7 +86,7 @@ def test_lab_shows_the_lossy_rules_failing_with_their_gains_beside_them():
     rows = table(at, "rule").set_index("rule")
     from specdec_core import lossy
     from specdec_core.exact_match import EXACT_MATCH
-    from specdec_core.sampler import EXACT
+    from specdec_core.speculative import EXACT
     assert rows.loc[EXACT.name, "verdict"] == rows.loc[EXACT_MATCH.name, "verdict"] == "passes"
     power = [c for c in rows.columns if c.startswith("power at K")][0]
     for name in lossy.RULES:

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from classroom.questions import BANK_FILE
-from specdec_core import sampler, theory
+from specdec_core import speculative, theory
 from tests.prose import typed_numbers
 from ui.content import quiz
 
@@ -58,10 +58,10 @@ def quantities(given: dict) -> dict:
         out["pq_terms"] = tuple((p * q).tolist())
         out["min_terms"] = tuple(torch.minimum(p, q).tolist())
         out["residual_raw"] = tuple(torch.clamp(p - q, min=0).tolist())
-        out["residual"] = tuple(sampler.residual_distribution(p, q).tolist())
+        out["residual"] = tuple(speculative.residual_distribution(p, q).tolist())
     if "px" in given and "qx" in given:
         px, qx = (torch.tensor(given[k], dtype=torch.float64) for k in ("px", "qx"))
-        out["accept"] = float(sampler.acceptance_probability(px, qx))
+        out["accept"] = float(speculative.acceptance_probability(px, qx))
     if "alpha" in given:
         alpha = given["alpha"]
         out["ceiling"] = 1 / (1 - alpha)  # the limit of expected_tokens as gamma grows

@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from scipy import stats
 
-from specdec_core.sampling import SamplingConfig, to_probs
+from specdec_core.sampling_config import SamplingConfig, to_probs
 
 
 @torch.inference_mode()

@@ -16,7 +16,7 @@ from specdec_core import (
     speculative_generate,
 )
 from specdec_core import batch as batch_module
-from specdec_core.model import BatchLM, CachedLM, with_forward
+from specdec_core.model import CachedLM, with_forward
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 
@@ -30,7 +30,7 @@ def lean_pair():
             tiny_gpt2(11, vocab=40, n_embd=16, n_positions=128, spread=0.3))
 
 
-class SharedRollbackLM(BatchLM):
+class SharedRollbackLM(CachedLM):
     """Broken on purpose: the batch keeps one rollback for all rows, the largest any row asked for
     (as a batch whose rows share one cache length would crop them all to the shortest)."""
 
@@ -38,21 +38,21 @@ class SharedRollbackLM(BatchLM):
         super().__init__(*args, **kwargs)
         self.pending: list[int] = []
 
-    def rollback(self, row, n):
+    def rollback(self, n, row=0):
         self.pending.append(row)
         self.shared = max(n, getattr(self, "shared", 0)) if len(self.pending) > 1 else n
 
-    def extend(self, feeds, keep="all"):
+    def feed(self, feeds, keep="all", hidden=False):
         for row in self.pending:
             if self.live[row]:
-                super().rollback(row, min(self.shared, self.lengths[row]))
+                super().rollback(min(self.shared, self.lengths[row]), row)
         self.pending = []
-        return super().extend(feeds, keep)
+        return super().feed(feeds, keep, hidden)
 
 
 @pytest.fixture
 def shared_rollback(monkeypatch):
-    monkeypatch.setattr(batch_module, "BatchLM", SharedRollbackLM)
+    monkeypatch.setattr(batch_module, "CachedLM", SharedRollbackLM)
 
 
 # --- the batched pass ----------------------------------------------------------------------------------
@@ -60,12 +60,12 @@ def shared_rollback(monkeypatch):
 @pytest.mark.parametrize("forward", ["core", "transformers"])
 def test_batched_pass_gives_each_rows_own_logits(lean_pair, forward):
     target, _ = lean_pair
-    lm = BatchLM(target, len(PROMPTS), forward)
-    lm.extend({i: p[:-1] for i, p in enumerate(PROMPTS)}, keep=None)
+    lm = CachedLM(target, forward, rows=len(PROMPTS))
+    lm.feed({i: p[:-1] for i, p in enumerate(PROMPTS)}, keep=None)
     feeds = {0: [3, 9, 9], 1: [5], 2: [13, 1], 4: [30, 7, 7, 7]}  # row 3 sits this pass out
-    got = lm.extend(feeds, keep="all")
-    lm.rollback(4, 2)  # row 4 keeps [30, 7]
-    again = lm.extend({4: [8], 3: [4]}, keep="last")
+    got = lm.feed(feeds, keep="all")
+    lm.rollback(2, 4)  # row 4 keeps [30, 7]
+    again = lm.feed({4: [8], 3: [4]}, keep="last")
     for i, feed in feeds.items():
         one = CachedLM(target)
         one.prefill(PROMPTS[i][:-1])
@@ -206,7 +206,7 @@ def test_bad_input_is_refused_before_any_pass(lean_pair, monkeypatch, prompts, m
     def no_pass(*args, **kwargs):
         raise AssertionError("a pass ran before the input was checked")
 
-    monkeypatch.setattr(BatchLM, "extend", no_pass)
+    monkeypatch.setattr(CachedLM, "feed", no_pass)
     for d in (None, draft):
         with pytest.raises(ValueError) as err:
             batch_generate(target, d, prompts)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from specdec_core import GREEDY, GenerationRequest, autoregressive_generate, speculative_generate
-from specdec_core.model import BatchLM, CachedLM, batch_invariant, kernel, with_forward
+from specdec_core.model import CachedLM, batch_invariant, kernel, with_forward
 from ui.state.settings import GAMMA_RANGE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,10 +83,10 @@ def test_tree_and_batch_rows_are_the_one_token_passes(pair):
     # node 0 = 40; its children 41 (node 1) and 7 (node 2); node 3 = 42 under node 1; node 4 = 9 under node 2
     rows = tree.extend_tree([40, 41, 7, 42, 9], [-1, 0, 0, 1, 2])
     assert torch.equal(rows[[0, 1, 3]], singles)
-    batch = BatchLM(target, 3)
+    batch = CachedLM(target, rows=3)
     others = [[5, 6, 7, 8], [9] * 20]
-    batch.extend({0: ctx[:-1], 1: others[0], 2: others[1]}, keep=None)
-    out = batch.extend({0: [ctx[-1]] + line[:-1], 1: [11, 12], 2: [13]})
+    batch.feed({0: ctx[:-1], 1: others[0], 2: others[1]}, keep=None)
+    out = batch.feed({0: [ctx[-1]] + line[:-1], 1: [11, 12], 2: [13]})
     assert torch.equal(out[0][1:], singles[:2])
     solo = CachedLM(target)
     solo.prefill(ctx[:-1])
@@ -98,24 +98,25 @@ def record_target_rows(monkeypatch, target) -> dict:
     per run), keyed by the tokens it follows: a rejected draft's rows follow other tokens than the
     plain run's and drop out of the comparison by their key."""
     log = {"rows": {}}
-    extend, rollback = CachedLM.extend, CachedLM.rollback
+    feed, rollback = CachedLM.feed, CachedLM.rollback
 
-    def recording_extend(self, tokens, logits_to_keep=None, hidden=False):
-        out = extend(self, tokens, logits_to_keep, hidden)
+    def recording_feed(self, feeds, keep="all", hidden=False):
+        out = feed(self, feeds, keep, hidden)
+        (row, tokens), = feeds.items()  # one-row runs: row 0
         seq = self.__dict__.setdefault("recorded_tokens", [])
         seq += tokens
         if self.model is target:
-            logits = out[0] if hidden else out
-            for i, row in enumerate(logits):
-                log["rows"][tuple(seq[:len(seq) - len(logits) + i + 1])] = row
+            logits = out[row][0] if hidden else out[row]
+            for i, logit_row in enumerate(logits):
+                log["rows"][tuple(seq[:len(seq) - len(logits) + i + 1])] = logit_row
         return out
 
-    def recording_rollback(self, n):
-        rollback(self, n)
+    def recording_rollback(self, n, row=0):
+        rollback(self, n, row)
         if n:
             del self.__dict__.setdefault("recorded_tokens", [])[-n:]
 
-    monkeypatch.setattr(CachedLM, "extend", recording_extend)
+    monkeypatch.setattr(CachedLM, "feed", recording_feed)
     monkeypatch.setattr(CachedLM, "rollback", recording_rollback)
     return log
 

@@ -6,7 +6,7 @@ import pytest
 from specdec_core.analysis.batching import BatchCosts, Regime, measure_regime, monotone
 from specdec_core.analysis.stats import measured
 from specdec_core.request import GenerationRequest
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from specdec_core.tools import cli
 
 

@@ -4,8 +4,8 @@ import torch
 
 from specdec_core.analysis.fidelity import rule_output_distribution
 from specdec_core.broken import BROKEN_ACCEPT_IF_P_GE_Q, BROKEN_RESAMPLE_FROM_P
-from specdec_core.sampler import EXACT, Rows, Rule
-from specdec_core.sampling import SamplingConfig
+from specdec_core.sampling_config import SamplingConfig
+from specdec_core.speculative import EXACT, Rows, Rule
 
 
 def output_distribution(p: torch.Tensor, q: torch.Tensor, rule: Rule) -> torch.Tensor:

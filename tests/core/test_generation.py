@@ -5,7 +5,7 @@ import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
-from specdec_core.generation import Generation
+from specdec_core.bookkeeping import Generation
 from specdec_core.model import FORWARDS, with_forward
 
 # --- drafters that read the target -------------------------------------------------------------------

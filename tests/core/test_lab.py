@@ -6,8 +6,8 @@ import torch
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.analysis import lab
 from specdec_core.broken import BROKEN_RULES
-from specdec_core.sampler import EXACT
-from specdec_core.sampling import GREEDY, SamplingConfig
+from specdec_core.sampling_config import GREEDY, SamplingConfig
+from specdec_core.speculative import EXACT
 
 
 @pytest.mark.parametrize("n_tokens", [1, 2])

@@ -1,5 +1,5 @@
 """The rules between the layers: chapters -> ui -> specdec_core, never back; inside the core, the
-algorithm in its order (sampling, model -> drafters -> generation -> sampler -> tree -> everything else),
+algorithm in its order (sampling_config, model -> drafters -> bookkeeping -> speculative -> tree -> everything else),
 analyses never reach into tools, what runs a model is reached through the model room's one interface
 (specdec_core.model) only, and no module takes another module's private names."""
 import ast
@@ -12,12 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # The core's own order: a module may import only from its level or below. Modules not listed (broken,
 # lossy, pairs, the analysis and tools packages, new drafters, batching) are "everything else", above all.
 LEVELS = {
-    "sampling": 0, "trace": 0, "costs": 0, "checks": 0,  # leaves: distributions, records
+    "sampling_config": 0, "trace": 0, "costs": 0, "checks": 0,  # leaves: distributions, records
     "model": 0,  # the model room: everything that runs a model (caches, passes, the compiled kernel)
     "request": 0,  # what a generation is asked for (the prompt, lengths, sampling, seed, eos)
     "drafters": 1, "tree_draft": 1, "policies": 1,  # what proposes drafts, and how many
-    "generation": 2,  # the one skeleton
-    "sampler": 3,  # the chain's rule (the paper's algorithm)
+    "bookkeeping": 2,  # the one skeleton
+    "speculative": 3,  # the chain's rule (the paper's algorithm)
     "tree": 4,  # token trees, built on the sampler's rule
 }
 ELSE = max(LEVELS.values()) + 1
@@ -83,27 +83,29 @@ CORE = files("specdec_core")
 # --- the detector itself, on planted sources ----------------------------------------------------------
 
 def test_relative_imports_resolve_to_the_module_they_name():
-    assert "specdec_core.analysis" in modules_of("from . import analysis", "specdec_core.sampler")
+    assert "specdec_core.analysis" in modules_of("from . import analysis", "specdec_core.speculative")
     assert "specdec_core.tools.cli" in modules_of("from ..tools import cli", "specdec_core.analysis.race")
     assert "specdec_core.tools.cli" in modules_of("from ..tools.cli import main", "specdec_core.analysis.race")
     assert "specdec_core.analysis.trees" in modules_of("from .trees import tree_vs_chain", "specdec_core.analysis", True)
     assert "specdec_core.tree" in modules_of("from ..tree import EXACT_TREE", "specdec_core.analysis", True)
-    assert "specdec_core.sampler" in modules_of("from .. import sampler", "specdec_core.analysis.lab")
+    assert "specdec_core.speculative" in modules_of("from .. import speculative", "specdec_core.analysis.lab")
 
 
 def test_planted_violations_are_caught():
-    assert order_violations("specdec_core.sampler", modules_of("from . import analysis", "specdec_core.sampler"))
-    assert order_violations("specdec_core.sampler", modules_of("from .tree import verify_tree", "specdec_core.sampler"))
-    assert order_violations("specdec_core.drafters", modules_of("from .generation import begin", "specdec_core.drafters"))
-    assert order_violations("specdec_core.model.passes", modules_of("from .. import drafters", "specdec_core.model.passes"))
-    assert model_room_entered(modules_of("from .model.gpt2 import GPT2Pass", "specdec_core.drafters"))
+    assert order_violations("specdec_core.speculative", modules_of("from . import analysis", "specdec_core.speculative"))
+    assert order_violations("specdec_core.speculative", modules_of("from .tree import verify_tree", "specdec_core.speculative"))
+    assert order_violations("specdec_core.drafters", modules_of("from .bookkeeping import begin", "specdec_core.drafters"))
+    assert order_violations("specdec_core.model.pass_choice",
+                            modules_of("from .. import drafters", "specdec_core.model.pass_choice"))
+    assert model_room_entered(modules_of("from .model.python_pass import GPT2Pass", "specdec_core.drafters"))
     assert not model_room_entered(modules_of("from .model import CachedLM", "specdec_core.drafters"))
-    assert not order_violations("specdec_core.tree", modules_of("from .sampler import EXACT", "specdec_core.tree"))
-    assert not order_violations("specdec_core.sampler", modules_of("from . import sampling", "specdec_core.sampler"))
+    assert not order_violations("specdec_core.tree", modules_of("from .speculative import EXACT", "specdec_core.tree"))
+    assert not order_violations("specdec_core.speculative",
+                                modules_of("from . import sampling_config", "specdec_core.speculative"))
     race = modules_of("from ..tools import cli", "specdec_core.analysis.race")
     assert {m for m in race if m.startswith("specdec_core.tools")}
-    assert private_imports(imports_of("from .sampler import _top", "specdec_core.tree"))
-    assert not private_imports(imports_of("from .sampler import verify, __doc__", "specdec_core.tree"))
+    assert private_imports(imports_of("from .speculative import _top", "specdec_core.tree"))
+    assert not private_imports(imports_of("from .speculative import verify, __doc__", "specdec_core.tree"))
 
 
 # --- the rules ----------------------------------------------------------------------------------------

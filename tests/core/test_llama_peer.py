@@ -1,14 +1,10 @@
 """The llama.cpp peer script's pure helpers (parsing its tools' output, the table); the script itself
 builds llama.cpp and runs for minutes, so it is never part of the test suite."""
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-spec = importlib.util.spec_from_file_location(
-    "llama_cpp_peer", Path(__file__).resolve().parents[2] / "scripts" / "llama_cpp_peer.py")
-peer = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(peer)
+from tests.scripts import load_script
+
+peer = load_script("bench/llama_cpp_peer")
 
 COMPLETION = """llama_perf_sampler_print:    sampling time =       3.10 ms /    80 runs   (    0.04 ms per token)
 llama_perf_context_print:        load time =      40.00 ms

@@ -11,9 +11,9 @@ from transformers import GPT2Config, GPT2LMHeadModel
 
 from specdec_core import GREEDY, ModelDrafter, SamplingConfig, autoregressive_generate, speculative_generate
 from specdec_core.model import CachedLM, TransformersForward, kernel, vocab_size, with_forward
-from specdec_core.model.compiled import CompiledGPT2Pass
-from specdec_core.model.gpt2 import GPT2Pass
-from specdec_core.model.passes import model_pass
+from specdec_core.model.compiled_pass import CompiledGPT2Pass
+from specdec_core.model.pass_choice import model_pass
+from specdec_core.model.python_pass import GPT2Pass
 from specdec_core.model.transformers_pass import TransformersPass
 from tests.conftest import tiny_gpt2
 

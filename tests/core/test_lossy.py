@@ -14,7 +14,7 @@ from specdec_core.analysis import lab, rule_costs
 from specdec_core.analysis.fidelity import rule_output_distribution, speculative_output, tv_distance
 from specdec_core.exact_match import EXACT_MATCH
 from specdec_core.pairs import load_pair
-from specdec_core.sampler import EXACT, Rows, Rule, verify
+from specdec_core.speculative import EXACT, Rows, Rule, verify
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 from tests.core.test_core_exactness import LENGTH, PROMPT, draw

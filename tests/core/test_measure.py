@@ -11,7 +11,7 @@ from specdec_core.analysis import pass_costs, race, stats
 from specdec_core.analysis.pass_costs import PassTimes
 from specdec_core.analysis.stats import Pacing, contest, interleave, measured
 from specdec_core.request import GenerationRequest
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from specdec_core.trace import GenerationResult, RoundTrace
 
 # --- interleaving -------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from specdec_core.policies import (
     Policy,
     confidence,
 )
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 from tests.core.test_core_exactness import LENGTH, N_SAMPLES, PROMPT
 

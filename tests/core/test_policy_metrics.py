@@ -19,7 +19,7 @@ from specdec_core.analysis.round_stats import (
     per_position_acceptance_rate,
 )
 from specdec_core.policies import POLICIES, ConfidenceStop, Costs, Heuristic, with_costs
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from specdec_core.tools import cli
 from specdec_core.trace import RoundTrace
 

@@ -2,7 +2,7 @@
 forgets exactly the rejected drafts; the drafter's cache drops them at the next round and catches up
 on the corrective token. These are the figures A Round shows."""
 from specdec_core import speculative_generate
-from specdec_core.sampling import SamplingConfig
+from specdec_core.sampling_config import SamplingConfig
 
 
 def test_the_trace_records_each_rounds_rollback(small_pair):

@@ -3,7 +3,7 @@ import pytest
 import torch
 from transformers.generation.logits_process import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
-from specdec_core.sampling import SamplingConfig, to_probs
+from specdec_core.sampling_config import SamplingConfig, to_probs
 
 
 def transformers_probs(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:

@@ -10,7 +10,7 @@ import torch
 from specdec_core import SamplingConfig, autoregressive_generate, speculative_generate, tree_generate
 from specdec_core.drafters import Drafter, Proposal
 from specdec_core.pairs import PAIRS, load_pair
-from specdec_core.sampling import GREEDY
+from specdec_core.sampling_config import GREEDY
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
 from specdec_core.self_drafters.files import save_heads
 from specdec_core.self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout

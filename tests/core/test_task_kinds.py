@@ -1,7 +1,7 @@
 """Alpha per kind of text: the loop lives in the core and uses its one acceptance method."""
 from specdec_core.analysis import acceptance
 from specdec_core.analysis.task_kinds import KINDS, alpha_by_kind
-from specdec_core.sampling import GREEDY, SamplingConfig
+from specdec_core.sampling_config import GREEDY, SamplingConfig
 
 
 def test_alpha_by_kind_is_the_core_acceptance_of_each_passage(pair):

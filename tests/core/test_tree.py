@@ -14,7 +14,7 @@ from specdec_core import (
 from specdec_core.broken import BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.drafters import Drafter
 from specdec_core.model import CachedLM
-from specdec_core.sampling import to_probs
+from specdec_core.sampling_config import to_probs
 from specdec_core.tree import EXACT_TREE, TreeRule
 from specdec_core.tree_draft import MAX_TREE_NODES, tree_size
 from tests.core.exactness import chi_square_pvalue

@@ -1,13 +1,10 @@
 """The weight read-rate benchmark runs on the bundled target and prints one row per kernel (its figures
 are the machine's, never asserted)."""
-import importlib.util
 import sys
-from pathlib import Path
 
-spec = importlib.util.spec_from_file_location(
-    "weight_read_rate", Path(__file__).resolve().parents[2] / "scripts" / "weight_read_rate.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+from tests.scripts import load_script
+
+bench = load_script("bench/weight_read_rate")
 
 
 def test_layer_matrices_are_the_targets_32_products_in_pass_order(pair):

@@ -1,5 +1,5 @@
 """Every chapter's first screen, held to the lesson-first budget in a real browser (headless Chromium at a
-projector's 1280×720, the sidebar open), measured as scripts/first_paint.py measures it:
+projector's 1280×720, the sidebar open), measured as scripts/bench/first_paint.py measures it:
 
 - at most WORD_BUDGET words of prose visible at first paint (nothing opened; charts, generated tokens,
   formulas and icon names not counted), and at most APP_BUDGET across the app;
@@ -19,7 +19,7 @@ from tests.serve import CHROMIUM, CHROMIUM_ARGS
 from ui.content import chapters
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 import first_paint  # noqa: E402
 
 WORD_BUDGET = 250  # the explainer's pace: one idea, one demo, 100–200 words around it

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 from load_test import CHROMIUM  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),

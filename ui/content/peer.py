@@ -1,4 +1,4 @@
-"""llama.cpp on the bundled pair, as `scripts/llama_cpp_peer.py` recorded it (assets/llama_cpp_peer.json):
+"""llama.cpp on the bundled pair, as `scripts/bench/llama_cpp_peer.py` recorded it (assets/llama_cpp_peer.json):
 the one figure in the app not measured live, since llama.cpp does not run inside it. Shown in the
 Wall-Clock Race's folds, always with when and on which processor it was taken."""
 import json

@@ -13,8 +13,8 @@ from specdec_core.analysis import fidelity, lab, rule_costs
 from specdec_core.analysis.stats import Pacing
 from specdec_core.broken import BROKEN_RULES, BROKEN_TREE_FRESH_DRAW, BROKEN_TREE_RULES, BROKEN_TREE_SAME_P
 from specdec_core.exact_match import EXACT_MATCH
-from specdec_core.sampler import EXACT
-from specdec_core.sampling import SamplingConfig
+from specdec_core.sampling_config import SamplingConfig
+from specdec_core.speculative import EXACT
 from specdec_core.tree import EXACT_TREE
 from ui.server import admission, demo, models, operator
 from ui.state import settings

@@ -8,7 +8,7 @@ from ui.sections import impact_batch
 # The first token in peers: vLLM V1 samples the first token from the target's prefill and only then asks the
 # drafter for proposals (vllm/v1/worker/gpu_model_runner.py: sample, then propose_draft_token_ids); SGLang's EAGLE
 # worker runs the target's prefill (forward_target_extend, python/sglang/srt/speculative/eagle_worker.py), takes
-# its token, then prefills the drafter. This app's core (specdec_core/generation.py, batch.py) prefills all but the
+# its token, then prefills the drafter. This app's core (specdec_core/bookkeeping.py, batch.py) prefills all but the
 # last prompt token and lets the first round read that token with the drafts: one round before the first token.
 FIRST_TOKEN = (
     "**The first token**\n\nTime to first token is the target's pass over the whole prompt (its *prefill*). vLLM "

@@ -1,5 +1,5 @@
 """Wall-Clock Race → Go deeper: the same pair in llama.cpp, beside this core, as recorded by
-scripts/llama_cpp_peer.py (not live: llama.cpp does not run inside the app)."""
+scripts/bench/llama_cpp_peer.py (not live: llama.cpp does not run inside the app)."""
 import pandas as pd
 import streamlit as st
 
@@ -9,14 +9,14 @@ from ui.content import peer
 def show() -> None:
     saved = peer.recorded()
     if saved is None:
-        st.info("No llama.cpp comparison is recorded here: `python scripts/llama_cpp_peer.py` builds llama.cpp, "
+        st.info("No llama.cpp comparison is recorded here: `python scripts/bench/llama_cpp_peer.py` builds llama.cpp, "
                 "runs both engines side by side and saves one.")
         return
     st.markdown(
         f"The bundled pair converted to llama.cpp's format and run by llama.cpp ({saved['llama_cpp']}'s source) and "
         f"by this app's core, greedy, {saved['tokens']} new tokens on {saved['prompts']} held-out prompts, one "
         f"thread, the two engines interleaved over {saved['repetitions']} repetitions. **Recorded, not live:** "
-        f"{saved['when']} on {saved['cpu']}, by `scripts/llama_cpp_peer.py`. Times are medians over the prompts, "
+        f"{saved['when']} on {saved['cpu']}, by `scripts/bench/llama_cpp_peer.py`. Times are medians over the prompts, "
         "with the fastest and slowest prompt; every text is checked against this core's plain greedy text.")
     rows = pd.DataFrame([{"engine, precision, decoding": r["contestant"], "ms (median)": r["ms"],
                           "fastest–slowest prompt": f"{r['low']:.0f}–{r['high']:.0f}",

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from specdec_core.pairs import PAIRS
 from specdec_core.policies import POLICIES, SIGNALS, describe, make_policy
 from specdec_core.request import GenerationRequest
-from specdec_core.sampling import SamplingConfig
+from specdec_core.sampling_config import SamplingConfig
 from ui.state.defaults import DEFAULT_GAMMA, DEFAULT_PROMPT, DEFAULT_TEMPERATURE
 from ui.state.rules import CUSTOM, ClassroomRules, NotAllowed, check_custom_pair, looks_like_path_or_url
 

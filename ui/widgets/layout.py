@@ -46,7 +46,7 @@ def apply_styles() -> None:
 # A chapter is a lesson (STYLE.md, "A page that teaches"): its idea in one sentence, the live demo that shows it
 # on the first 1280×720 screen, one thing to try, then what an expert wants next folded beneath. The demo sits
 # in a container with this key (CSS class st-key-lesson-demo): tests/e2e/test_first_screen.py and
-# scripts/first_paint.py find it there and check that it starts on the first screen.
+# scripts/bench/first_paint.py find it there and check that it starts on the first screen.
 DEMO_KEY = "lesson-demo"
 
 

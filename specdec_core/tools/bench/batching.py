@@ -19,7 +19,7 @@ from ...analysis.batching import BATCH_SIZES, measure_regime, progress_printer, 
 from ...analysis.stats import Pacing
 from ...pairs import load_pair
 from ...request import GenerationRequest
-from ...sampling import GREEDY, SamplingConfig
+from ...sampling_config import GREEDY, SamplingConfig
 
 
 def markdown(regime, command: str, when: str, seconds: float) -> str:

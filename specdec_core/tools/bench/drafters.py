@@ -20,7 +20,7 @@ from ...analysis.self_draft import compare_drafters, policy_comparison, tree_com
 from ...analysis.stats import Pacing
 from ...pairs import load_pair
 from ...request import GenerationRequest
-from ...sampling import GREEDY, SamplingConfig
+from ...sampling_config import GREEDY, SamplingConfig
 from .plan import load_prompts
 
 TREE_NODES, TREE_DEPTH = (8, 16), 5

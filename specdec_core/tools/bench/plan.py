@@ -3,7 +3,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...sampling import SamplingConfig
+from ...sampling_config import SamplingConfig
 from ...tree_draft import tree_size
 
 PROMPTS_FILE = Path(__file__).resolve().parents[3] / "assets" / "bench_prompts.json"

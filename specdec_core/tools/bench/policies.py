@@ -28,7 +28,7 @@ from ...pairs import PAIRS, load_pair
 from ...policies import ADAPTIVE, POLICIES, Costs, with_costs
 from ...policy_record import write_choice
 from ...request import GenerationRequest
-from ...sampling import GREEDY, SamplingConfig
+from ...sampling_config import GREEDY, SamplingConfig
 from .plan import load_prompts
 
 ORACLE_GAMMA = 12

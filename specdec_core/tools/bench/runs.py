@@ -15,8 +15,8 @@ from ...costs import Costs
 from ...drafters import ModelDrafter, NgramDrafter
 from ...model import with_forward
 from ...request import GenerationRequest
-from ...sampler import autoregressive_generate, speculative_generate
-from ...sampling import GREEDY
+from ...sampling_config import GREEDY
+from ...speculative import autoregressive_generate, speculative_generate
 from ...tree import tree_generate
 from .fit import aggregate, best_gamma
 from .plan import SAMPLING, Config, Settings, configs, load_prompts

@@ -19,8 +19,8 @@ import torch
 from ...analysis.acceptance import acceptance
 from ...analysis.pass_costs import cost_profile
 from ...pairs import load_pair
-from ...sampler import autoregressive_generate, speculative_generate
-from ...sampling import GREEDY, SamplingConfig
+from ...sampling_config import GREEDY, SamplingConfig
+from ...speculative import autoregressive_generate, speculative_generate
 
 STEPS = ("draft-ce", "target", "draft-distill")
 HEADS_MARK = "<!-- self-drafting heads: written by specdec_core.tools.train.heads_card -->"

@@ -3,7 +3,7 @@
 `GPT2Pass` runs a plain GPT-2 (the bundled pair, the hub's GPT-2 family) with transformers' own
 GPT2LMHeadModel ops in its order (Conv1D as addmm, sdpa attention with the same mask and scale,
 gelu_new), without its per-call machinery, so its logits are transformers' bit for bit
-(tests/core/test_lm_fast.py). forward="exact" keeps a model on it. Its C++ twin is compiled.py's
+(tests/core/test_lm_fast.py). forward="exact" keeps a model on it. Its C++ twin is compiled_pass.py's
 pass (gpt2_pass.cpp), which the core runs by default where it is built.
 
 Not batch-invariant: a pass over k rows runs MKL's products over k rows, which round differently from
@@ -34,16 +34,17 @@ def gelu_new_(h: torch.Tensor) -> torch.Tensor:
 class GPT2Pass:
     """GPT-2 passes over a KV cache, reading the model's tensors (shared, never copied or written).
 
-    One row: what is left besides the arithmetic is kept small (docs/benchmarks.md, the pass's
-    profile): the fused q/k/v product is written straight into the layer's cache row (no split, no
-    copy into separate key and value buffers), gelu_new runs in place, the residual adds are in place,
-    and the causal masks are views of one mask made once. A layer's cache is (capacity, 3E): q | k | v
+    One row (a batch of one, the usual case, with transformers' bits): what is left besides the
+    arithmetic is kept small (docs/benchmarks.md, the pass's profile): the fused q/k/v product is
+    written straight into the layer's cache row (no split, no copy into separate key and value
+    buffers), gelu_new runs in place, the residual adds are in place, and the causal masks are views of
+    one mask made once. A layer's cache is (capacity, 3E): q | k | v
     per position (the q third is never read again; keeping it lets one addmm write the whole row).
     Many rows: per layer (rows, capacity, H, D) keys and values, written per row at its positions;
     rows that finish are retired, dropped from the buffers, so a nearly finished batch does not pay for
     its finished rows. Buffers grow by doubling; a rollback only moves the caller's length."""
 
-    def __init__(self, model: GPT2LMHeadModel, rows: int | None = None):
+    def __init__(self, model: GPT2LMHeadModel, rows: int = 1):
         gpt = model.transformer
         self.embed_dim, self.eps = gpt.embed_dim, gpt.ln_f.eps
         self.n_head = model.config.n_head
@@ -54,7 +55,7 @@ class GPT2Pass:
         self.blocks = [(b.ln_1.weight, b.ln_1.bias, b.attn.c_attn.weight, b.attn.c_attn.bias, b.attn.scaling,
                         b.attn.c_proj.weight, b.attn.c_proj.bias, b.ln_2.weight, b.ln_2.bias,
                         b.mlp.c_fc.weight, b.mlp.c_fc.bias, b.mlp.c_proj.weight, b.mlp.c_proj.bias) for b in gpt.h]
-        self.batched = rows is not None
+        self.batched = rows > 1
         # one row: per layer (capacity, 3E), q | k | v of every fed position, and the same memory as
         # (3, 1, H, capacity, D); many rows: per layer (rows, capacity, H, D) keys and values
         self.cache: list[torch.Tensor] = []
@@ -122,8 +123,7 @@ class GPT2Pass:
             return F.linear(h[k - keep:], self.lm_head), h
         return self._logits(x[k - keep:])
 
-    @torch.inference_mode()
-    def __call__(self, tokens: list[int], past: int, keep: int, hidden: bool = False):
+    def _extend_one(self, tokens: list[int], past: int, keep: int, hidden: bool):
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
         `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
         k = len(tokens)
@@ -153,14 +153,12 @@ class GPT2Pass:
         return self._one_row(x, past, mask.to(self.wte.device), False, k, hidden)
 
     @torch.inference_mode()
-    def keep(self, start: int, slots: list[int]) -> None:
-        """Move the cached positions `slots` (in order) to start, start + 1, ... (a tree's accepted path)."""
+    def keep(self, row: int, start: int, slots: list[int]) -> None:
+        """Move the one row's cached positions `slots` (in order) to start, start + 1, ... (a tree's
+        accepted path)."""
         index = torch.tensor(slots, dtype=torch.long, device=self.wte.device)
         for cache in self.cache:
             cache[start:start + len(slots)] = cache[index]
-
-    def rollback(self, n: int) -> None:
-        pass  # later positions are simply overwritten
 
     # --- many rows -------------------------------------------------------------------------------------
 
@@ -176,9 +174,12 @@ class GPT2Pass:
         self.keys = [torch.cat([k, more(k)], dim=1) for k in self.keys]
         self.values = [torch.cat([v, more(v)], dim=1) for v in self.values]
 
+    @torch.inference_mode()
     def retire(self, rows: list[int]) -> None:
         """Drop finished rows' buffers (one copy for all the rows that finish in a round; none when no
-        row is left)."""
+        row is left; a one-row pass keeps its buffers)."""
+        if not self.batched:
+            return
         gone = {self.slot[r] for r in rows}
         keep = [s for s in range(self.keys[0].shape[0]) if s not in gone]
         if keep:
@@ -188,13 +189,9 @@ class GPT2Pass:
         new = {s: i for i, s in enumerate(keep)}
         self.slot = [None if s is None else new.get(s) for s in self.slot]
 
-    def rollback_row(self, row: int, n: int) -> None:
-        pass  # the row's later positions are simply overwritten
-
-    @torch.inference_mode()
-    def rows(self, feeds: dict[int, list[int]], lengths: list[int], keep) -> dict[int, torch.Tensor]:
+    def _extend_many(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int]):
         """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass."""
-        rows = [r for r in feeds if feeds[r]]
+        rows = list(feeds)
         if any(self.slot[r] is None for r in rows):
             raise ValueError("a retired row cannot be fed")
         # The pass runs over every live row, in slot order (retiring keeps the order), a row fed nothing
@@ -228,11 +225,29 @@ class GPT2Pass:
             return att.transpose(1, 2).reshape(B * K, E)
 
         x = self._layers(x, attend)
-        if keep is None:
-            return {}
         at = {r: b for b, r in enumerate(live)}
-        if keep == "last":
+        if not any(keep.values()):
+            return {}
+        if max(keep.values()) == 1:
             logits = self._logits(x[torch.arange(B, device=dev), (fed - 1).clamp(min=0)])  # (B, V)
-            return {r: logits[at[r]][None] for r in rows}
+            return {r: logits[at[r]][None] if keep[r] else logits[:0] for r in rows}
         logits = self._logits(x)  # (B, K, V)
-        return {r: logits[at[r], :len(feeds[r])] for r in rows}
+        return {r: logits[at[r], len(feeds[r]) - keep[r]:len(feeds[r])] for r in rows}
+
+    # --- the calls every pass answers -----------------------------------------------------------------
+
+    @torch.inference_mode()
+    def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
+        """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
+        logits of each row's last keep[row] positions, and with `hidden` the final hidden states (k, E)
+        of every fed token (after ln_f; one row only)."""
+        if not self.batched:
+            (row, tokens), = feeds.items()
+            out = self._extend_one(tokens, lengths[row], keep[row], hidden)
+            return ({row: out[0]}, {row: out[1]}) if hidden else ({row: out}, None)
+        if hidden:
+            raise ValueError("hidden states of many rows need the compiled pass")
+        return self._extend_many(feeds, lengths, keep), None
+
+    def rollback(self, row: int, n: int) -> None:
+        pass  # the row's later positions are simply overwritten

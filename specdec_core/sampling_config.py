@@ -1,5 +1,5 @@
 """The transform: sampling settings, and the one function that turns logits into the distribution we
-sample from (no loop here: the decoding loops are sampler.py, their shared skeleton generation.py).
+sample from (no loop here: the decoding loops are speculative.py, their shared skeleton bookkeeping.py).
 
 The same transformation is applied to the target's logits (giving p) and the drafter's (giving q).
 Speculative sampling is exact with respect to the *transformed* p: that is the target distribution.

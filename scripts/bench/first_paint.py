@@ -1,6 +1,6 @@
 """What a projector shows of each chapter before anyone clicks: a measuring script (not a test).
 
-    .venv/bin/python scripts/first_paint.py [--pages home,race] [--port 8765] [--screenshots DIR] [--json FILE]
+    .venv/bin/python scripts/bench/first_paint.py [--pages home,race] [--port 8765] [--screenshots DIR] [--json FILE]
 
 Starts `streamlit run app.py` headless (tests/serve.py, as the browser tests do; with `--port` an
 app already served there is measured instead), opens each chapter in headless Chromium at 1280×720 with
@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests import serve  # noqa: E402

@@ -1,6 +1,6 @@
 """The app's live figures against the library's, on this machine: a benchmark that prints figures (not a test).
 
-    .venv/bin/python scripts/app_bench.py [--clicks 5] [--busy 2] [--port 8765] [--greedy]
+    .venv/bin/python scripts/bench/app_bench.py [--clicks 5] [--busy 2] [--port 8765] [--greedy]
 
 1. Starts `streamlit run app.py` on its own port with the shipped .streamlit/config.toml (no file
    watcher), and times the first visit of the fresh server and every chapter's first paint (warm).
@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlencode
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests import serve  # noqa: E402
 from tests.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402

@@ -1,6 +1,6 @@
 """The decoding loops: speculative decoding's exact sampler, and plain autoregressive decoding as its
-baseline (the logits -> distribution transform is sampling.py; the bookkeeping every loop shares,
-generation.py).
+baseline (the logits -> distribution transform is sampling_config.py; the bookkeeping every loop shares,
+bookkeeping.py).
 
 Leviathan, Kalman & Matias, "Fast Inference from Transformers via Speculative Decoding" (2022),
 Algorithm 1; Chen et al., "Accelerating Large Language Model Decoding with Speculative Sampling"
@@ -26,7 +26,7 @@ Every distribution here is after the sampling transform (temperature, top-k, top
 `sampling.to_probs`, applied identically to p and q: the transformed p IS the target distribution.
 
 What is not the paper's two steps (input checks, the prompt's prefill, the round record, eos and
-max_new_tokens, the result) is the generation skeleton of `specdec_core.generation`, shared with
+max_new_tokens, the result) is the generation skeleton of `specdec_core.bookkeeping`, shared with
 token trees (`specdec_core.tree`), the exactness lab and batched decoding.
 """
 from collections.abc import Callable
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import torch
 
+from .bookkeeping import Generation, begin
 from .checks import MAX_GAMMA
 from .drafters import Proposal
-from .generation import begin
 from .policies import (
     STOP_CONFIDENCE,
     STOP_DRAFTER,
@@ -48,7 +48,7 @@ from .policies import (
     confidence,
 )
 from .request import as_request
-from .sampling import SamplingConfig, sample, to_probs
+from .sampling_config import SamplingConfig, sample, to_probs
 from .trace import GenerationResult, RoundTrace, top_entries
 
 # --- the rule ---------------------------------------------------------------------------------------
@@ -160,6 +160,21 @@ def verify(p: torch.Tensor, q: torch.Tensor, drafts: list[int], sampling: Sampli
     return Verdict(n_accepted, token, kind, float(dist[token]), rows.p_x, rows.q_x, accept_prob, uniforms, residual)
 
 
+def judge(g: Generation, drafts: list[int], proposal: Proposal, logits: torch.Tensor, sampling: SamplingConfig,
+          rule: Rule = EXACT) -> tuple[torch.Tensor, torch.Tensor, Verdict, list[int], bool]:
+    """Steps 3 and 4 of a round for one generation (a chain's, or one row of a batch's), after its scored
+    pass gave `logits` (n + 1, V): p and q after the sampling transform, the verdict, the target's
+    cache keeping the last committed token and the accepted drafts, and the round's tokens committed.
+    Returns (p, q, verdict, the tokens added, whether eos came)."""
+    p = to_probs(logits, sampling)
+    own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
+    q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
+    v = verify(p, q, drafts, sampling, g.generator, rule, logits)
+    g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
+    new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
+    return p, q, v, new, hit_eos
+
+
 # --- plain decoding ---------------------------------------------------------------------------------
 
 @torch.inference_mode()
@@ -221,15 +236,10 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
         cache_before = g.lm.length
         logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
         cache_pass = g.lm.length
-        p = to_probs(logits, sampling)
-        own_q = sampling.greedy or not drafts  # greedy, or no drafts to judge: the proposal's own q
-        q = (proposal.q if own_q else rule.verification_q(proposal, sampling))[:len(drafts)]
-        v = verify(p, q, drafts, sampling, g.generator, rule, logits)
-        g.keep(list(range(v.n_accepted + 1)))  # the cache forgets the rejected drafts
+        # 3-4. Judge: accepted drafts, then a corrective or bonus token; the cache keeps what was accepted.
+        p, q, v, new, hit_eos = judge(g, drafts, proposal, logits, sampling, rule)
         cache_after = g.lm.length
         length.observe(len(drafts), v.n_accepted)
-
-        new, hit_eos = g.commit(drafts[:v.n_accepted], v.next_token, v.next_kind)
         r = g.round_record(
             new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
             g.session.passes - draft_passes_before, g.lm.last_pass_s,

@@ -1,5 +1,6 @@
-"""v(γ) = the target's verify pass over γ + 1 positions / its one-token pass, alone and inside real runs,
-for the core's passes now and at a git revision (--before), interleaved in one process.
+"""What a pass costs: v(γ) = the target's verify pass over γ + 1 positions / its one-token pass, and
+c = the draft's one-token pass / the target's, alone and inside real runs, interleaved in one process.
+(A revision against another: scripts/bench/tree_ab.py, each checkout in processes of its own.)
 
 Alone: one pass after 64 cached tokens, every size and revision in turn, pass by pass, --alone-reps
 times; lower quartiles (the app's calibration reads those: a busy machine only ever adds time) and
@@ -9,67 +10,52 @@ pass of the rounds that drafted all γ tokens, over the mean one-token pass of a
 same prompts in the same repetition; also the runs' decoding time, so the speedup over plain per γ.
 One torch thread; medians (lowest-highest) over the repetitions, and the load average. Run:
 
-    python scripts/verify_pass_cost.py [--before b6fa7d5] [--gammas 1-8] [--reps 5] [--alone-reps 40]
-    python scripts/verify_pass_cost.py --before b6fa7d5 --race-clicks 5   (the app's race, by its own function)
+    python scripts/bench/pass_cost.py [--gammas 1-8] [--reps 5] [--alone-reps 40]
+    python scripts/bench/pass_cost.py --race-clicks 5   (the app's race, by its own function)
 """
 import argparse
 import json
 import os
 import statistics
+import sys
 from pathlib import Path
 
 import torch
-from draft_step_cost import model_pass_at
 
-from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate
-from specdec_core.analysis import lab, race
-from specdec_core.analysis.stats import contest, decode_seconds
-from specdec_core.model import cached_lm
-from specdec_core.pairs import load_pair
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def using(pass_of, work):
-    """`work` run with CachedLM's passes made by `pass_of` (a revision's model_pass)."""
-    def go():
-        now = cached_lm.model_pass
-        cached_lm.model_pass = pass_of
-        try:
-            return work()
-        finally:
-            cached_lm.model_pass = now
-    return go
+from specdec_core import GREEDY, GenerationRequest, ModelDrafter, autoregressive_generate, speculative_generate  # noqa: E402
+from specdec_core.analysis import lab, race  # noqa: E402
+from specdec_core.analysis.stats import contest, decode_seconds  # noqa: E402
+from specdec_core.model import CachedLM  # noqa: E402
+from specdec_core.pairs import load_pair  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", default=None, help="a git revision to compare with (its passes)")
     ap.add_argument("--gammas", default="1-8")
     ap.add_argument("--reps", type=int, default=5, help="repetitions of the runs (0: the isolated passes only)")
     ap.add_argument("--alone-reps", type=int, default=40)
     ap.add_argument("--race-clicks", type=int, default=0,
-                    help="instead: this many presses of the Wall-Clock Race's run (race.live_race), per revision")
+                    help="instead: this many presses of the Wall-Clock Race's run (race.live_race)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     lo, hi = (int(x) for x in args.gammas.split("-"))
     gammas = list(range(lo, hi + 1))
     pair = load_pair("shakespeare", device="cpu")
-    revs = {"now": cached_lm.model_pass}
-    if args.before:
-        revs = {"before": model_pass_at(args.before), **revs}
+    revs = ["now"]  # the rows' label (a revision against another: tree_ab.py)
     print(f"load average at the start {os.getloadavg()}")
     if args.race_clicks:
-        return race_clicks(pair, revs, args.race_clicks)
+        return race_clicks(pair, args.race_clicks)
 
-    # alone: one CachedLM per revision after the same 64 cached tokens; pass by pass, every size and
-    # revision in turn (the order reversed every other repetition), each pass rolled back after it
+    # alone: one CachedLM per model after the same 64 cached tokens; pass by pass, every size in turn
+    # (the order reversed every other repetition), each pass rolled back after it
     ks = [1] + [g + 1 for g in gammas]
     g = torch.Generator().manual_seed(0)
     context = torch.randint(0, pair.tokenizer.vocab_size, (64,), generator=g).tolist()
     new = torch.randint(0, pair.tokenizer.vocab_size, (max(ks),), generator=g).tolist()
-    lms = {(rev, role): using(p, lambda role=role: cached_lm.CachedLM(getattr(pair, role)))()
-           for rev, p in revs.items() for role in ("target", "draft")}
+    lms = {(rev, role): CachedLM(getattr(pair, role)) for rev in revs for role in ("target", "draft")}
     times = {(rev, k): [] for rev in revs for k in ks + ["draft"]}
     with torch.inference_mode():
         for lm in lms.values():
@@ -106,11 +92,11 @@ def main() -> None:
     requests = [GenerationRequest(ids, 64, GREEDY).fixed_length() for ids in prompts]
     drafter = ModelDrafter(pair.draft)
     runs = {}
-    for rev, p in revs.items():
-        runs[rev, "plain"] = using(p, lambda: [autoregressive_generate(pair.target, r) for r in requests])
+    for rev in revs:
+        runs[rev, "plain"] = lambda: [autoregressive_generate(pair.target, r) for r in requests]
         for g in gammas:
-            runs[rev, g] = using(p, lambda g=g: [speculative_generate(pair.target, drafter, r, gamma=g, trace=False)
-                                                 for r in requests])
+            runs[rev, g] = lambda g=g: [speculative_generate(pair.target, drafter, r, gamma=g, trace=False)
+                                        for r in requests]
     done = contest(runs, args.reps, warm_up=True)
     # lower quartiles: of every pass of a kind over all runs, and of each prompt's run times over the
     # repetitions (summed over the prompts); a busy machine only ever adds time, and these drop most of it
@@ -141,21 +127,18 @@ def main() -> None:
     print(f"\nevery speculative output equal to plain greedy's: {same}; load average at the end {os.getloadavg()}")
 
 
-def race_clicks(pair, revs, clicks: int) -> None:
+def race_clicks(pair, clicks: int) -> None:
     """The race as the app runs it by default (its documented prompt, greedy, γ 4, 64 tokens, the
-    page's own function and repetitions), `clicks` presses per revision, the revisions taking turns."""
+    page's own function and repetitions), `clicks` presses."""
     request = GenerationRequest(pair.tokenizer.encode(lab.DOCUMENTED_PROMPT), 64, GREEDY).fixed_length()
     drafter = ModelDrafter(pair.draft)
-    speedups = {rev: [] for rev in revs}
+    speedups = []
     for click in range(clicks):
-        for rev in (list(revs) if click % 2 else list(revs)[::-1]):
-            live = using(revs[rev], lambda: race.live_race(pair.target, drafter, request, lab.DOCUMENTED_GAMMA))()
-            speedups[rev].append(live.speedups.median)
-            print(f"  click {click + 1}, {rev}: {live.speedups.text('×', 2)}")
-    for rev, xs in speedups.items():
-        print(f"{rev}: the race's speedup over {clicks} presses, median {statistics.median(xs):.2f}× "
-              f"({min(xs):.2f}–{max(xs):.2f})")
-    print(f"load average at the end {os.getloadavg()}")
+        live = race.live_race(pair.target, drafter, request, lab.DOCUMENTED_GAMMA)
+        speedups.append(live.speedups.median)
+        print(f"  click {click + 1}: {live.speedups.text('×', 2)}")
+    print(f"the race's speedup over {clicks} presses, median {statistics.median(speedups):.2f}× "
+          f"({min(speedups):.2f}–{max(speedups):.2f}); load average at the end {os.getloadavg()}")
 
 
 if __name__ == "__main__":

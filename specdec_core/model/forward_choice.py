@@ -1,6 +1,6 @@
 """Which forward pass a model runs, for the one place that compares them: the benchmark.
 
-The core runs a plain GPT-2 through its own lean pass (compiled.py, or gpt2.py's reference) and any
+The core runs a plain GPT-2 through its own lean pass (compiled_pass.py, or python_pass.py's reference) and any
 other causal LM through the model's own transformers forward (transformers_pass.py). `TransformersForward(model)`
 marks a model to take the second way even where the first could run, so the benchmark can time our
 sampler on transformers' forward with the very calls it times on ours: pass it wherever a target or a
@@ -10,11 +10,11 @@ the model changes (a cached model stays read-only).
 from transformers import PreTrainedModel
 
 FORWARDS = ("core", "transformers")  # the lean GPT-2 pass where the model allows it; the model's own forward
-ONE_ROW_FORWARDS = (*FORWARDS, "exact")  # CachedLM's: also the Python reference pass, transformers' bits
+ALL_FORWARDS = (*FORWARDS, "exact")  # CachedLM's: also the Python reference pass, transformers' bits
 
 
 class TransformersForward:
-    """`model`, run through its own transformers forward by every pass made of it (`passes.model_pass`)."""
+    """`model`, run through its own transformers forward by every pass made of it (`pass_choice.model_pass`)."""
 
     def __init__(self, model: PreTrainedModel):
         self.model = model

@@ -3,7 +3,7 @@ git revision and the working tree's, each built with kernel.FLAGS and timed in p
 the builds taking turns process by process. (Two builds in one process hold two copies of the target's
 63 MB of packed weights, and both then time passes in a slower regime than a run ever sees.)
 
-    python scripts/pass_ab.py --before HEAD [--processes 4] [--reps 25] [--rows 1,2,4,5,6,7,8,9,13]
+    python scripts/bench/pass_ab.py --before HEAD [--processes 4] [--reps 25] [--rows 1,2,4,5,6,7,8,9,13]
 
 Each process: the bundled pair packed by its build, 64 cached tokens, then --reps repetitions of one
 target pass over each k rows (logits of every row, as a verify pass) and twenty draft one-token passes;
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 

@@ -1,6 +1,6 @@
 """How fast a one-token pass's weight products read memory here, against a plain read of the same bytes.
 
-    python scripts/weight_read_rate.py [--repeats 30]
+    python scripts/bench/weight_read_rate.py [--repeats 30]
 
 One torch thread, the bundled target's 32 layer matrices (the lean pass's products, 1 row each) and
 its LM head, timed interleaved by the core's `stats.contest`, median and range:
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from specdec_core import load_pair  # noqa: E402

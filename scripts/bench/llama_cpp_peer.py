@@ -1,7 +1,7 @@
 """llama.cpp as a benchmark peer: the bundled pair in llama.cpp and in our core, side by side.
 
-    python scripts/llama_cpp_peer.py [--reps 3] [--gammas 4,5,6] [--tokens 64] [--work /tmp/llama-peer]
-    python scripts/llama_cpp_peer.py --v-gamma 1-8 [--reps 5]   (v(gamma) of both engines' target passes)
+    python scripts/bench/llama_cpp_peer.py [--reps 3] [--gammas 4,5,6] [--tokens 64] [--work /tmp/llama-peer]
+    python scripts/bench/llama_cpp_peer.py --v-gamma 1-8 [--reps 5]   (v(gamma) of both engines' target passes)
 
 What a CPU user would try instead of us, built and run as they would:
   1. llama.cpp from the source distribution of `llama-cpp-python` on PyPI (it vendors llama.cpp with
@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SDIST = "llama-cpp-python==0.3.36"  # pinned: its vendored llama.cpp is the one these flags were checked on
 TARGETS = ("llama-completion", "llama-speculative", "llama-bench")
 MODELS = ROOT / "assets" / "models"

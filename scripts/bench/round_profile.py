@@ -10,7 +10,7 @@ Two views of the same runs:
 Shares, not milliseconds: the machine this runs on may be shared, and its load moves the absolute
 times (the memory-bound target pass more than the rest). Run:
 
-    python scripts/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
+    python scripts/bench/round_profile.py [--gammas 5,6] [--reps 3] [--draft-step transformers] [--no-trace]
 
 Two more figures, each through stats.contest (interleaved, median and spread), instead of the table:
     --v-gamma 1-8    v(gamma) = one target pass over gamma + 1 positions / one over 1 (`pass_costs.pass_sweep`)
@@ -20,6 +20,7 @@ import argparse
 import cProfile
 import json
 import pstats
+import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -27,17 +28,19 @@ from pathlib import Path
 
 import torch
 
-from specdec_core import drafters, generation, sampler
-from specdec_core.analysis.pass_costs import pass_sweep
-from specdec_core.analysis.stats import contest, decode_seconds
-from specdec_core.drafters import ModelDrafter
-from specdec_core.model import with_forward
-from specdec_core.pairs import load_pair
-from specdec_core.request import GenerationRequest
-from specdec_core.sampler import speculative_generate
-from specdec_core.sampling import GREEDY
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
-ROOT = Path(__file__).resolve().parent.parent
+from specdec_core import bookkeeping, drafters, speculative  # noqa: E402
+from specdec_core.analysis.pass_costs import pass_sweep  # noqa: E402
+from specdec_core.analysis.stats import contest, decode_seconds  # noqa: E402
+from specdec_core.drafters import ModelDrafter  # noqa: E402
+from specdec_core.model import with_forward  # noqa: E402
+from specdec_core.pairs import load_pair  # noqa: E402
+from specdec_core.request import GenerationRequest  # noqa: E402
+from specdec_core.sampling_config import GREEDY  # noqa: E402
+from specdec_core.speculative import speculative_generate  # noqa: E402
+
 SPENT: dict[str, float] = defaultdict(float)
 
 
@@ -56,15 +59,15 @@ def timed(owner, name: str, label: str) -> None:
 
 def instrument() -> None:
     timed(drafters._ModelDraftSession, "propose", "draft steps")
-    timed(generation.Generation, "score", "verify pass")
-    timed(sampler, "verify", "rule")
-    timed(sampler, "to_probs", "rule")  # p from the verify logits (greedy: one-hot rows)
-    timed(generation.Generation, "keep", "rollback")
-    timed(generation.Generation, "commit", "commit")
-    timed(generation.Generation, "round_record", "round record and trace")
-    timed(generation.Generation, "end_round", "round record and trace")
-    timed(sampler, "top_entries", "round record and trace")
-    timed(sampler, "confidence", "round record and trace")
+    timed(bookkeeping.Generation, "score", "verify pass")
+    timed(speculative, "verify", "rule")
+    timed(speculative, "to_probs", "rule")  # p from the verify logits (greedy: one-hot rows)
+    timed(bookkeeping.Generation, "keep", "rollback")
+    timed(bookkeeping.Generation, "commit", "commit")
+    timed(bookkeeping.Generation, "round_record", "round record and trace")
+    timed(bookkeeping.Generation, "end_round", "round record and trace")
+    timed(speculative, "top_entries", "round record and trace")
+    timed(speculative, "confidence", "round record and trace")
 
 
 def main() -> None:
@@ -72,7 +75,7 @@ def main() -> None:
     ap.add_argument("--gammas", default="5,6")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--tokens", type=int, default=64)
-    ap.add_argument("--draft-step", default="core", help="core or transformers: the draft model's forward (see forwards.py)")
+    ap.add_argument("--draft-step", default="core", help="core or transformers: the draft model's forward (forward_choice.py)")
     ap.add_argument("--no-trace", action="store_true", help="trace=False (the runs nobody reads)")
     ap.add_argument("--v-gamma", default=None, help="e.g. 1-8: measure v(gamma) instead of the table")
     ap.add_argument("--trace-cost", action="store_true", help="measure trace=True against trace=False instead")

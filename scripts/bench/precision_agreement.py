@@ -1,6 +1,6 @@
 """How far the bf16 option is from the fp32 target, on the held-out benchmark prompts.
 
-    python scripts/precision_agreement.py [--tokens 64] [--gamma 5]
+    python scripts/bench/precision_agreement.py [--tokens 64] [--gamma 5]
 
 Greedy, 64 new tokens per open prompt of assets/bench_prompts.json (never trained on):
   - plain bf16 decoding against plain fp32 decoding: identical outputs, and tokens until the first difference;
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from specdec_core import (  # noqa: E402

@@ -1,8 +1,8 @@
 """The skeleton: what every decoder here does around its own drafting and verification (the decoding
-loops that drive it are sampler.py and tree.py; the logits -> distribution transform is sampling.py).
+loops that drive it are speculative.py and tree.py; the logits -> distribution transform is sampling_config.py).
 
 nanoGPT's `generate` is one short loop that every sampling variant goes through; ours is this
-bookkeeping, which plain decoding, speculative chains (sampler.py), token trees (tree.py), the
+bookkeeping, which plain decoding, speculative chains (speculative.py), token trees (tree.py), the
 exactness lab's replay and batched decoding all drive. It owns the input checks, the prompt's
 prefill, the round record, the end of a round (eos, max_new_tokens, max_rounds) and the result; each
 decoder keeps only its drafting and its verification, the paper's two steps:
@@ -31,7 +31,7 @@ from transformers import PreTrainedModel
 from .drafters import Drafter, DraftSession, as_drafter, reads_target
 from .model import CachedLM, TransformersForward, context_length, vocab_size
 from .request import GenerationRequest
-from .sampling import SamplingConfig
+from .sampling_config import SamplingConfig
 from .trace import GenerationResult, RoundTrace
 
 STOP_MAX_NEW_TOKENS, STOP_EOS, STOP_MAX_ROUNDS = "max_new_tokens", "eos", "max_rounds"  # GenerationResult.stop_reason
@@ -91,9 +91,10 @@ def check_inputs(target, prompt_ids, max_new_tokens: int, sampling, drafter: Dra
 
 @dataclass
 class Generation:
-    """One generation's state between rounds. `begin` makes one around the target's cache; one made
-    directly (lm=None, session=None) is bookkeeping alone, as the lab's replay and a batch's rows use: a
-    batch row counts its share of the batched drafter's passes in `draft_passes`, no session needed."""
+    """One generation's state between rounds. `begin` makes one around the target's cache; a batch makes
+    one per row of one shared cache (`row`), each counting its share of the batched drafter's passes in
+    `draft_passes`, no session needed; one made with lm=None is bookkeeping alone, as the lab's replay
+    uses."""
     prompt: list[int]
     max_new_tokens: int
     generator: torch.Generator | None = None
@@ -106,6 +107,7 @@ class Generation:
     start: float = field(default_factory=time.perf_counter)  # when the target began reading the prompt
     prefill_s: float = 0.0
     draft_passes: int = 0  # bookkeeping alone: the draft passes made for it (a session counts its own)
+    row: int = 0  # its row of `lm` (a batch's generations share one CachedLM, a row each)
     context: list[int] = field(init=False)  # prompt + tokens
     tokens: list[int] = field(default_factory=list)  # the new tokens
     kinds: list[str] = field(default_factory=list)  # per new token: "target", "accepted", "corrective", "bonus"
@@ -137,11 +139,10 @@ class Generation:
     def score(self, tokens: list[int], parents: list[int] | None = None) -> torch.Tensor:
         """ONE target pass over `tokens` (the last committed token, then drafts) -> logits (k, V). With
         `parents` the tokens are a tree (lm.extend_tree: token 0 is the root, parents[0] = -1)."""
-        hidden = self.session is not None and reads_target(self.drafter)
         if parents is None:
-            out = self.lm.extend(tokens, hidden=hidden)
-        else:
-            out = self.lm.extend_tree(tokens, parents, hidden=hidden)
+            return score_together([self], [tokens])[0]
+        hidden = self.session is not None and reads_target(self.drafter)
+        out = self.lm.extend_tree(tokens, parents, hidden=hidden)
         logits, self.features = out if hidden else (out, None)
         self.scored = len(tokens)
         self.pass_s.append(self.lm.last_pass_s)
@@ -156,7 +157,7 @@ class Generation:
         else:
             if rows != list(range(len(rows))):
                 raise ValueError(f"a chain keeps a prefix of its rows, got {rows}")
-            self.lm.rollback(self.scored - len(rows))  # forget the rejected drafts' keys and values
+            self.lm.rollback(self.scored - len(rows), self.row)  # forget the rejected drafts' keys and values
         if self.features is not None:
             self.features = self.features[rows]
 
@@ -210,6 +211,22 @@ class Generation:
                                 self.rounds, self.kinds, self.pass_s, self.prefill_s,
                                 time.perf_counter() - self.start, self.stop, self.seed,
                                 prompt_len=len(self.prompt), **fields)
+
+
+def score_together(gens: list[Generation], feeds: list[list[int]]) -> list[torch.Tensor]:
+    """ONE target pass for generations that share one cache, each fed its own tokens in its own row (the
+    last committed token, then drafts) -> logits (k, V) per generation. One generation is a batch of one;
+    a drafter that reads the target gets the fed tokens' features (a generation of its own only)."""
+    lm = gens[0].lm
+    hidden = len(gens) == 1 and gens[0].session is not None and reads_target(gens[0].drafter)
+    out = lm.feed({g.row: f for g, f in zip(gens, feeds)}, "all", hidden)
+    logits = []
+    for g, f in zip(gens, feeds):
+        row, g.features = out[g.row] if hidden else (out.get(g.row), None)
+        g.scored = len(f)
+        g.pass_s.append(lm.last_pass_s)
+        logits.append(row)
+    return logits
 
 
 def begin(target, request: GenerationRequest, *, drafter=None, max_rounds: int | None = None) -> Generation:

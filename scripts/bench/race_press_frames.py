@@ -4,25 +4,26 @@ compiled pass's kernel call, or the Python pass's `_layers` where none is built)
 press: the frames from the page script down to the model, the files they pass through, and every
 project file whose code the press ran.
 
-    .venv/bin/python scripts/race_press_frames.py
+    .venv/bin/python scripts/bench/race_press_frames.py
 """
 import sys
 import threading
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from specdec_core.model import gpt2, kernel  # noqa: E402
-from tests.app.helpers import page  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from specdec_core.model import kernel, python_pass  # noqa: E402
 
 PAGE = "chapters/race.py"
 
 
 def main() -> None:
     # the model: the compiled passes where they are built, else the Python pass's GPT-2 layers
-    entries = [(kernel, "pass_rows"), (gpt2.GPT2Pass, "_layers")]
+    entries = [(kernel, "pass_rows"), (python_pass.GPT2Pass, "_layers")]
     originals, seen = {entry: getattr(*entry) for entry in entries}, []
 
     def hooked(cls, name):
@@ -35,7 +36,11 @@ def main() -> None:
             return original(*args, **kwargs)
         return model
 
-    at = page(PAGE, max_new=8, temp=0, gamma=3)  # the page drawn, before the press
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params = {"max_new": "8", "temp": "0", "gamma": "3"}
+    at.run()
+    at.switch_page(PAGE).run()  # the page drawn, before the press
+    assert not at.exception, at.exception
     touched: set[str] = set()
     ours = lambda name: name.startswith(str(ROOT)) and "/.venv/" not in name and not name.endswith(__file__)
 
