@@ -24,9 +24,9 @@ the same steps on the same windows, so the variants differ by one change at a ti
    default; a checkpoint every `ckpt_every` steps and a JSON-lines log; --out exports the drafter.
 """
 import argparse
-import sys
 import json
 import math
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
