@@ -258,3 +258,17 @@ def test_train_heads_runs_end_to_end_and_its_heads_load(tmp_path, pair, prompt_i
     plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
     assert speculative_generate(pair.target, drafters["medusa"], prompt_ids, gamma=3, max_new_tokens=12,
                                 sampling=GREEDY).tokens == plain
+
+
+@pytest.mark.slow
+def test_train_eagle3_runs_end_to_end_and_its_drafter_loads(tmp_path, pair, prompt_ids):
+    """`specdec train eagle3 --tiny`: layer features of the frozen bundled target, a few training-time-test
+    steps from the bundled EAGLE drafter, an exported drafter over a reduced vocabulary that loads for
+    that target and drafts exactly."""
+    from specdec_core.tools.train.eagle3 import main
+    main(["--tiny", "--variant", "vocab", "--features", str(tmp_path / "features.pt"), "--out", str(tmp_path / "eagle3")])
+    drafter = for_target(pair.target, tmp_path / "eagle3")
+    assert drafter.training["steps"] == 3 and len(drafter.d2t) == 64
+    plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
+    assert speculative_generate(pair.target, drafter, prompt_ids, gamma=3, max_new_tokens=12,
+                                sampling=GREEDY).tokens == plain
