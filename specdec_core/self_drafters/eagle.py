@@ -93,6 +93,15 @@ class EagleSession(DraftSession):
         self.pass_s.append(time.perf_counter() - start)
         return out, k, v
 
+    def _readout(self, features: torch.Tensor) -> torch.Tensor:
+        """The drafter's logits for predicted features, timed as part of the pass that made them: the
+        readout (a 4,096-row LM head, or the draft vocabulary's rows) is much of what a draft step costs."""
+        start = time.perf_counter()
+        logits = self.d.readout(features)
+        if self.pass_s:
+            self.pass_s[-1] += time.perf_counter() - start
+        return logits
+
     def _catch_up(self, context: list[int]) -> bool:
         """Feed the pairs of the tokens committed since the last round (one pass); False before any feature."""
         self.log.check(context)
@@ -116,7 +125,7 @@ class EagleSession(DraftSession):
             if i > 0:  # the pair (predicted feature, last draft) -> the next predicted feature
                 out, k, v = self._step(feat[None], [tokens[-1]], keys, values)
                 feat, keys, values = out[0], torch.cat([keys, k], dim=1), torch.cat([values, v], dim=1)
-            logits = self.d.readout(feat)  # (V,) raw logits for draft i + 1
+            logits = self._readout(feat)  # (V,) raw logits for draft i + 1
             if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
                 break
             if sampling.greedy:
@@ -141,7 +150,7 @@ class EagleSession(DraftSession):
 
         def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
             if nodes == [-1]:
-                return self.d.readout(self.root)[None]
+                return self._readout(self.root)[None]
             old, k = len(slot), len(nodes)
             seen = torch.zeros(k, self.pairs + old + k, dtype=torch.bool)
             seen[:, :self.pairs] = True
@@ -161,7 +170,7 @@ class EagleSession(DraftSession):
             tree_kv[1] = vv if tree_kv[1] is None else torch.cat([tree_kv[1], vv], dim=1)
             for i, n in enumerate(nodes):
                 feat_of[n] = out[i]
-            return self.d.readout(out)  # (k, V)
+            return self._readout(out)  # (k, V)
 
         return draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
 
