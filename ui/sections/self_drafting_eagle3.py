@@ -20,6 +20,10 @@ ABLATION = {  # the stored variants, in the order of the changes (tools/train/ea
 }
 
 
+OFFLINE = {"eagle1": "control", "ttt": "+ TTT", "vocab": "+ reduced vocabulary (shipped)",
+           "fused": "+ fusion of layers 2, 4 and the top"}
+
+
 @st.cache_data(show_spinner=False)
 def stored_bench(path: str) -> dict | None:
     """The stored benchmark report, or None where it is missing."""
@@ -61,6 +65,7 @@ def show() -> None:
         if all(k in rows for k in (DISTILLED, EAGLE1, EAGLE3)):
             st.markdown(f"**{'greedy' if t == 'T=0' else t.replace('T=', 'temperature ')}:** "
                         + "; ".join(verdicts(rows)) + ".")
+    why(bench)
     chart(bench, temps)
     table = []
     for t in temps:
@@ -73,6 +78,12 @@ def show() -> None:
                               "speedup": f"{r['speedup']:.2f}× ({r['low']:.2f}–{r['high']:.2f})",
                               "accepted ÷ reached, drafts 1–5": " ".join(f"{x:.2f}" for x in r["conditional"])})
     tables.show(table, key="sd_eagle3_table")
+    offline = bench.get("offline", {})
+    if offline:
+        st.markdown("**On held-out windows, with fusion.** Agreement with the target's top token when each variant "
+                    "drafts three steps on its own predicted features, before and after its steps: "
+                    + "; ".join(f"{OFFLINE.get(name, name)}: " + " · ".join(f"{a:.1%}" for a in o["start"]) + " → "
+                                + " · ".join(f"{a:.1%}" for a in o["end"]) for name, o in offline.items()) + ".")
     st.caption("The ablation's variants all start from the bundled EAGLE drafter and get the same 150 steps on the "
                "same windows (`specdec train eagle3 --variant …`), one change each: the control continues EAGLE-1's "
                "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter is the last "
@@ -97,3 +108,26 @@ def chart(bench: dict, temps: list[str]) -> None:
                       title="Acceptance by draft position, held-out prompts: EAGLE-1 against EAGLE-3",
                       legend_orientation="h", legend_y=-0.2, margin=dict(t=40, b=8))
     st.plotly_chart(fig, key="sd_eagle3_positions")
+
+
+def why(bench: dict) -> None:
+    """Why the bars are missed, from the stored figures: what a draft step costs, and what a reduced
+    vocabulary leaves out at T = 1."""
+    greedy = {r["drafter"]: r for r in bench["compare"].get("T=0", [])}
+    text = []
+    if all(k in greedy for k in (DISTILLED, EAGLE3, "ablation: ttt")):
+        d, e3, ttt = greedy[DISTILLED], greedy[EAGLE3], greedy["ablation: ttt"]
+        text.append(f"**Why it is slower.** Its draft step, one 384-wide decoder layer run op by op, costs c = "
+                    f"{e3['c']:.3f} of a target pass; the distilled draft's 128-wide layer, through the same compiled "
+                    f"pass as the target, costs {d['c']:.3f}. The reduced vocabulary cut c from {ttt['c']:.3f} to "
+                    f"{e3['c']:.3f}, but at γ = 5 a round still costs 1 + 5c = {1 + 5 * e3['c']:.2f} target passes "
+                    f"against {1 + 5 * d['c']:.2f}: EAGLE-3 would need {(1 + 5 * e3['c']) / (1 + 5 * d['c']):.2f}× the "
+                    "distilled draft's tokens per pass just to break even.")
+    cov = bench.get("coverage")
+    if cov:
+        text.append(f"**Why sampling suffers.** The {cov['tokens']:,} draft tokens hold the target's top token at "
+                    f"{cov['top']:.1%} of the held-out positions, but only {cov['mass']:.1%} of its probability mass: "
+                    "at T = 1 a draft is accepted with a chance of at most the mass its vocabulary holds, because q is "
+                    "zero elsewhere (greedy decoding only needs the top token).")
+    if text:
+        st.markdown("\n\n".join(text))

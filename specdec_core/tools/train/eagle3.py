@@ -216,7 +216,7 @@ def main(argv=None) -> None:
         state = torch.load(ckpt, weights_only=True)
         net.load_state_dict(state["net"])
         opt.load_state_dict(state["opt"])
-        step, elapsed = state["step"], state["elapsed"]
+        step, elapsed, start_eval = state["step"], state["elapsed"], state.get("start", {})
         log(f"resumed at step {step}")
     rng = np.random.default_rng(s.seed + 1 + step)  # every variant sees the same windows in the same order
     t0, budget_s, stopped_early = time.perf_counter() - elapsed, args.minutes * 60, False
@@ -239,11 +239,12 @@ def main(argv=None) -> None:
         return {"val_loss": round(float(loss), 4), "val_agree_by_step": [round(a, 4) for a in agree]}
 
     def save_ckpt():
-        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step,
+        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "start": start_eval,
                     "elapsed": time.perf_counter() - t0, "settings": asdict(s)}, ckpt)
 
-    start_eval = evaluate()
-    log(f"{args.variant}: at the start {start_eval}")
+    if step == 0:
+        start_eval = evaluate()
+        log(f"{args.variant}: at the start {start_eval}")
     net.train()
     n_train = len(d["train_ids"])
     with log_path.open("a") as f:

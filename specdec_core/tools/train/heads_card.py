@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...analysis.self_draft import vocabulary_coverage
 from ...pairs import load_pair
+from ..bench.plan import load_prompts
 from .card import HEADS_MARK, read_log
 
 
@@ -69,7 +71,14 @@ def eagle3_section(heads: Path, bench: dict) -> list[str]:
              f"Held-out agreement with the target's top token, unrolled on its own drafts (draft 1, 2, 3): "
              + ", ".join(f"{a:.3f}" for a in t["val_agree_by_step"]) + " (before: "
              + ", ".join(f"{a:.3f}" for a in t["start"]["val_agree_by_step"]) + ").",
-             "", f"fp16 safetensors, {size / 1e6:.1f} MB; all of assets/ {total / 1e6:.1f} MB.", "",
+             "", f"fp16 safetensors, {size / 1e6:.1f} MB; all of assets/ {total / 1e6:.1f} MB.", ""]
+    if "coverage" in bench:
+        cov = bench["coverage"]
+        lines += [f"Its {cov['tokens']:,} draft tokens hold {cov['mass']:.1%} of the target's probability mass and its "
+                  f"top token at {cov['top']:.1%} of the {cov['positions']:,} positions of the held-out prompts "
+                  "(`analysis.self_draft.vocabulary_coverage`): at T = 1 no draft is accepted with a higher chance "
+                  "than that mass.", ""]
+    lines += [
              f"Held-out benchmark: `{bench['command']}` ({bench['when']}, {bench['prompts']} prompts, "
              f"{bench['tokens']} tokens, γ = {bench['gamma']}, {bench['reps']} interleaved repetitions, load average "
              f"{bench['load_before'][0]:.2f} before, {bench['load_after'][0]:.2f} after). Accepted ÷ reached by draft "
@@ -81,15 +90,34 @@ def eagle3_section(heads: Path, bench: dict) -> list[str]:
             lines.append(f"| {r['drafter']} | {r['tokens_per_pass']:.2f} | {r['c']:.3f} | {r['speedup']:.2f}x "
                          f"({r['low']:.2f}-{r['high']:.2f}) | " + " ".join(f"{x:.2f}" for x in r["conditional"]) + " |")
         lines.append("")
+    if bench.get("offline"):
+        lines += ["Held-out windows (32 windows of Macbeth and The Tempest), agreement with the target's top token "
+                  "with each variant unrolled on its own drafts, draft 1, 2, 3, before → after its steps:", "",
+                  "| variant | steps | before | after |", "|---|---|---|---|"]
+        for name, o in bench["offline"].items():
+            lines.append(f"| {name} | {o['steps']} | " + ", ".join(f"{a:.3f}" for a in o["start"]) + " | "
+                         + ", ".join(f"{a:.3f}" for a in o["end"]) + " |")
+        lines.append("")
     return lines
 
 
-def write_eagle3(heads: Path, bench_file: Path) -> None:
-    """Store the benchmark beside the heads (without its calibration tables) and rewrite the EAGLE-3 part of the card."""
+def write_eagle3(heads: Path, bench_file: Path, runs: list[Path]) -> None:
+    """Store the benchmark beside the heads (without its calibration tables), with each ablation run's
+    held-out agreement (its summary.json: unrolled, before and after training; the fused variant is
+    judged only there), and rewrite the EAGLE-3 part of the card."""
     bench = json.loads(bench_file.read_text())
+    bench["offline"] = {}
+    for run in runs:
+        summary = json.loads((run / "summary.json").read_text())
+        bench["offline"][summary["variant"]] = {"steps": summary["steps"], "seconds": summary["seconds"],
+                                                "start": summary["start"]["val_agree_by_step"],
+                                                "end": summary["val_agree_by_step"]}
     for rows in bench["compare"].values():
         for r in rows:
             r.pop("calibration", None)
+    pair = load_pair("shakespeare")
+    texts = [pair.tokenizer.encode(p["text"]) for p in load_prompts() if p["kind"] == "open"]
+    bench["coverage"] = vocabulary_coverage(pair.target, pair.self_drafters["eagle3"].d2t, texts)
     (heads / "eagle3_bench.json").write_text(json.dumps(bench, indent=1))
     readme = heads.parent / "README.md"
     card = readme.read_text().partition(EAGLE3_MARK)[0].rstrip()
@@ -104,9 +132,11 @@ def main(argv=None) -> None:
     ap.add_argument("--bench", type=Path, default=None, help="drafter_bench.json from specdec bench-drafters")
     ap.add_argument("--eagle3", type=Path, default=None, help="drafter_bench.json of `specdec bench-drafters "
                                                               "--variants`: rewrite only the EAGLE-3 part")
+    ap.add_argument("--ablation-runs", type=Path, nargs="*", default=[], help="the variants' run folders "
+                                                                              "(`specdec train eagle3 --run`)")
     args = ap.parse_args(argv)
     if args.eagle3 is not None:
-        write_eagle3(args.heads, args.eagle3)
+        write_eagle3(args.heads, args.eagle3, args.ablation_runs)
         return
     rows = read_log(args.run / "log.jsonl")
     summary = json.loads((args.run / "summary.json").read_text())
