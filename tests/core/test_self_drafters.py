@@ -253,7 +253,8 @@ def test_train_heads_runs_end_to_end_and_its_heads_load(tmp_path, pair, prompt_i
     from specdec_core.tools.train.heads import main
     main(["--tiny", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
     drafters, notes = load_self_drafters(pair.target, tmp_path / "out")
-    assert set(drafters) == {"medusa", "eagle"} and not notes
+    assert set(drafters) == {"medusa", "eagle"}  # the EAGLE-3 drafter has its own command (`train eagle3`)
+    assert len(notes) == 1 and "EAGLE-3" in notes[0]
     assert drafters["eagle"].training["steps"] == 4
     plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
     assert speculative_generate(pair.target, drafters["medusa"], prompt_ids, gamma=3, max_new_tokens=12,
