@@ -273,3 +273,15 @@ def test_train_eagle3_runs_end_to_end_and_its_drafter_loads(tmp_path, pair, prom
     plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
     assert speculative_generate(pair.target, drafter, prompt_ids, gamma=3, max_new_tokens=12,
                                 sampling=GREEDY).tokens == plain
+
+
+def test_vocabulary_coverage_is_the_target_mass_inside_the_draft_vocabulary(small):
+    from specdec_core.analysis.self_draft import vocabulary_coverage
+    target, _, _ = small
+    texts = [PROMPTS[1], [0, 5, 3]]
+    whole = vocabulary_coverage(target, torch.arange(6), texts)
+    assert whole["mass"] == pytest.approx(1.0) and whole["top"] == 1.0 and whole["positions"] == 10
+    parts = [vocabulary_coverage(target, torch.tensor([t]), texts)["mass"] for t in range(6)]
+    assert sum(parts) == pytest.approx(1.0)
+    some = vocabulary_coverage(target, torch.tensor(DRAFT_VOCAB), texts)
+    assert some["mass"] == pytest.approx(sum(parts[t] for t in DRAFT_VOCAB)) and some["mass"] < 1
