@@ -182,6 +182,7 @@ def main(argv=None) -> None:
                                                              "shakespeare-heads/eagle3)")
     ap.add_argument("--minutes", type=float, default=15.0, help="stop after this long")
     ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--draft-vocab", type=int, default=None, help="tokens in the reduced draft vocabulary (1024)")
     ap.add_argument("--features-only", action="store_true", help="compute the shared features and stop")
     ap.add_argument("--tiny", action="store_true", help="a few steps on a slice (for tests)")
     ap.add_argument("--threads", type=int, default=1)
@@ -190,6 +191,8 @@ def main(argv=None) -> None:
     s = TINY if args.tiny else Eagle3Settings()
     if args.steps:
         s.steps = args.steps
+    if args.draft_vocab:
+        s.draft_vocab = args.draft_vocab
     run = args.run or args.features.parent / args.variant
     log = run_log(run)
 
