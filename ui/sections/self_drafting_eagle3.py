@@ -17,11 +17,12 @@ ABLATION = {  # the stored variants, in the order of the changes (tools/train/ea
     "ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
     "ablation: ttt": "+ training-time test (3 steps, CE only)",
     EAGLE3: "EAGLE-3 drafter: + reduced vocabulary (1,024 tokens)",
+    "ablation: vocab2048": "the same with 2,048 tokens (not shipped)",
 }
 
 
 OFFLINE = {"eagle1": "control", "ttt": "+ TTT", "vocab": "+ reduced vocabulary (shipped)",
-           "fused": "+ fusion of layers 2, 4 and the top"}
+           "vocab2048": "the same with 2,048 tokens", "fused": "+ fusion of layers 2, 4 and the top"}
 
 
 @st.cache_data(show_spinner=False)
@@ -86,10 +87,11 @@ def show() -> None:
                                 + " · ".join(f"{a:.1%}" for a in o["end"]) for name, o in offline.items()) + ".")
     st.caption("The ablation's variants all start from the bundled EAGLE drafter and get the same 150 steps on the "
                "same windows (`specdec train eagle3 --variant …`), one change each: the control continues EAGLE-1's "
-               "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter is the last "
-               "variant. EAGLE-3's third change, fusing low, middle and top target layers, was trained and judged "
-               "on held-out windows only (see the training record): the core's passes hand a drafter the target's "
-               "final hidden state, so a fused drafter cannot draft live here.")
+               "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter is the "
+               "reduced-vocabulary step; the 2,048-token variant, trained the same way, shows what the vocabulary's "
+               "size trades (c against acceptance when sampling). EAGLE-3's third change, fusing low, middle and top "
+               "target layers, was trained and judged on held-out windows only (the paragraph above): the core's "
+               "passes hand a drafter the target's final hidden state, so a fused drafter cannot draft live here.")
 
 
 def chart(bench: dict, temps: list[str]) -> None:

@@ -109,7 +109,7 @@ def write_eagle3(heads: Path, bench_file: Path, runs: list[Path]) -> None:
     bench["offline"] = {}
     for run in runs:
         summary = json.loads((run / "summary.json").read_text())
-        bench["offline"][summary["variant"]] = {"steps": summary["steps"], "seconds": summary["seconds"],
+        bench["offline"][run.name] = {"steps": summary["steps"], "seconds": summary["seconds"],
                                                 "start": summary["start"]["val_agree_by_step"],
                                                 "end": summary["val_agree_by_step"]}
     for rows in bench["compare"].values():
