@@ -43,9 +43,11 @@ st.markdown(
     f"What the target has worked out is its **hidden state**: the vector of {width} numbers its last layer leaves "
     "at each position. The target's **LM head**, one final matrix, turns that vector into p, the next token's "
     "probabilities. A **head** is a small layer that reads the same vector: Medusa adds one per draft position, "
-    "EAGLE one layer that guesses the next hidden state; EAGLE-3 trains that layer on its own guesses and drafts "
-    "over the 1,024 most frequent tokens only. All race the **distilled draft**, the separate small model of the "
-    "other chapters, trained to imitate the target (*distilled* from it).")
+    "EAGLE one layer that guesses the next hidden state"
+    + (f"; EAGLE-3 trains that layer on its own guesses and drafts over the {eagle3.config.draft_vocab:,} most "
+       "frequent tokens only" if eagle3 is not None else "")
+    + ". All race the **distilled draft**, the separate small model of the other chapters, trained to imitate the "
+    "target (*distilled* from it).")
 
 with layout.demo():
     st.subheader("One round, four drafters")

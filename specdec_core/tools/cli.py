@@ -10,7 +10,7 @@
     specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
     specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
-    specdec train eagle3 --variant vocab    (the EAGLE-3 drafter and its ablation, from the EAGLE drafter)
+    specdec train eagle3 --variant vocab --draft-vocab 2048   (the EAGLE-3 drafter; its ablation: --variant)
 """
 import argparse
 import json

@@ -16,13 +16,14 @@ TOKENS_BAR = 1.15  # the goal: EAGLE-3's tokens per target pass at least 1.15x t
 ABLATION = {  # the stored variants, in the order of the changes (tools/train/eagle3.py); the last is the shipped drafter
     "ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
     "ablation: ttt": "+ training-time test (3 steps, CE only)",
-    EAGLE3: "EAGLE-3 drafter: + reduced vocabulary (1,024 tokens)",
-    "ablation: vocab2048": "the same with 2,048 tokens (not shipped)",
+    "ablation: vocab": "+ reduced vocabulary (1,024 tokens)",
+    EAGLE3: "EAGLE-3 drafter: + reduced vocabulary (2,048 tokens)",
 }
 
 
-OFFLINE = {"eagle1": "control", "ttt": "+ TTT", "vocab": "+ reduced vocabulary (shipped)",
-           "vocab2048": "the same with 2,048 tokens", "fused": "+ fusion of layers 2, 4 and the top"}
+OFFLINE = {"eagle1": "control", "ttt": "+ TTT", "vocab": "+ 1,024-token vocabulary",
+           "vocab2048": "+ 2,048-token vocabulary (shipped)", "fused": "+ 1,024-token vocabulary + fusion of layers 2, 4 and "
+           "the top"}
 
 
 @st.cache_data(show_spinner=False)
@@ -87,9 +88,9 @@ def show() -> None:
                                 + " · ".join(f"{a:.1%}" for a in o["end"]) for name, o in offline.items()) + ".")
     st.caption("The ablation's variants all start from the bundled EAGLE drafter and get the same 150 steps on the "
                "same windows (`specdec train eagle3 --variant …`), one change each: the control continues EAGLE-1's "
-               "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter is the "
-               "reduced-vocabulary step; the 2,048-token variant, trained the same way, shows what the vocabulary's "
-               "size trades (c against acceptance when sampling). EAGLE-3's third change, fusing low, middle and top "
+               "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter drafts over "
+               "2,048 tokens: the 1,024-token step costs less (c) but loses acceptance when sampling (the paragraph "
+               "on sampling above). EAGLE-3's third change, fusing low, middle and top "
                "target layers, was trained and judged on held-out windows only (the paragraph above): the core's "
                "passes hand a drafter the target's final hidden state, so a fused drafter cannot draft live here.")
 

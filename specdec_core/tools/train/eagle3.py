@@ -1,6 +1,7 @@
 """Train EAGLE-3-style drafters on the frozen bundled target, one ablation variant per call:
 
-    specdec train eagle3 --variant {eagle1,ttt,vocab,fused} [--steps 240] [--minutes 15] [--run DIR] [--out DIR]
+    specdec train eagle3 --variant {eagle1,ttt,vocab,fused} [--steps 240] [--minutes 15] [--draft-vocab 1024]
+                         [--features FILE] [--run DIR] [--out DIR]
 
 Every variant starts from the bundled EAGLE-1 drafter (assets/models/shakespeare-heads/eagle) and gets
 the same steps on the same windows, so the variants differ by one change at a time:
@@ -12,7 +13,8 @@ the same steps on the same windows, so the variants differ by one change at a ti
   every step (weight 0.8^j, as the EAGLE-3 release weighs its steps), no feature-regression loss;
 - vocab: ttt + a reduced draft vocabulary, the `draft_vocab` most frequent tokens of the training
   text (EAGLE-3's release: d2t maps a draft index to the target's token); the drafter's readout is
-  those rows of the target's frozen LM head, so it costs a quarter of the full head;
+  those rows of the target's frozen LM head, so it costs a quarter of the full head (the shipped
+  drafter: --draft-vocab 2048, half of it);
 - fused: vocab + EAGLE-3's feature fusion: low, middle and top layer of the target, concatenated,
   through fc to the width. Trained and judged on held-out windows only (teacher forced and
   unrolled): the core's passes hand a drafter the target's final hidden state only, so it cannot draft
