@@ -1,13 +1,14 @@
 """Chapter: Drafters That Read the Target. The lesson: a drafter can read the vector the target has already
 computed for the text instead of reading the text itself, so a few small layers on the target draft about as
 well as a separate model. On the first screen: each drafter's first round on the sidebar prompt, beside the
-tokens the target writes. Folded beneath: the three drafters measured (ui/sections/self_drafting_measured.py)
-and what the heads read and how they were trained here (ui/sections/self_drafting_heads.py)."""
+tokens the target writes. Folded beneath: the four drafters measured (ui/sections/self_drafting_measured.py),
+EAGLE-3 on the held-out benchmark with its ablation (ui/sections/self_drafting_eagle3.py), and what the heads
+read and how they were trained here (ui/sections/self_drafting_heads.py)."""
 import streamlit as st
 
 from specdec_core import autoregressive_generate, speculative_generate
 from specdec_core.sampling_config import GREEDY
-from ui.sections import self_drafting_heads, self_drafting_measured
+from ui.sections import self_drafting_eagle3, self_drafting_heads, self_drafting_measured
 from ui.server import models
 from ui.state import settings
 from ui.widgets import charts, layout, tables
@@ -29,22 +30,27 @@ if not pair.self_drafters:
             icon=":material/info:")
     st.stop()
 
-medusa, eagle = pair.self_drafters.get("medusa"), pair.self_drafters.get("eagle")
+medusa, eagle, eagle3 = (pair.self_drafters.get(k) for k in ("medusa", "eagle", "eagle3"))
 width = next(iter(pair.self_drafters.values())).config.width
-heads = {d.name: d for d in (medusa, eagle) if d is not None}  # each drafter names itself
+heads = {d.name: d for d in (medusa, eagle, eagle3) if d is not None}  # each drafter names itself
 params = {name: sum(p.numel() for p in d.net.parameters()) for name, d in heads.items()}
 
 # Medusa: Cai et al. 2024 (arXiv 2401.10774), heads on the last hidden state; EAGLE: Li et al. 2024 (arXiv
-# 2401.15077), a one-layer drafter that predicts the next feature (hidden state) and reuses the LM head.
+# 2401.15077), a one-layer drafter that predicts the next feature (hidden state) and reuses the LM head; EAGLE-3:
+# Li et al. 2025 (arXiv 2503.01840), trained on its own drafts (training-time test), no feature loss, a reduced
+# draft vocabulary (its release's d2t map), features fused from low, middle and high layers.
 st.markdown(
     f"What the target has worked out is its **hidden state**: the vector of {width} numbers its last layer leaves "
     "at each position. The target's **LM head**, one final matrix, turns that vector into p, the next token's "
     "probabilities. A **head** is a small layer that reads the same vector: Medusa adds one per draft position, "
-    "EAGLE one layer that guesses the next hidden state. Both race the **distilled draft**, the separate small "
-    "model of the other chapters, trained to imitate the target (*distilled* from it).")
+    "EAGLE one layer that guesses the next hidden state"
+    + (f"; EAGLE-3 trains that layer on its own guesses and drafts over the {eagle3.config.draft_vocab:,} most "
+       "frequent tokens only" if eagle3 is not None else "")
+    + ". All race the **distilled draft**, the separate small model of the other chapters, trained to imitate the "
+    "target (*distilled* from it).")
 
 with layout.demo():
-    st.subheader("One round, three drafters")
+    st.subheader("One round, four drafters")
     truth = autoregressive_generate(pair.target, ids, GAMMA, GREEDY).tokens
     words = lambda toks: [charts.token_label(pair.tokenizer.decode([t])) for t in toks]
     first = {TARGET_ROW: (words(truth), [None] * len(truth))}
@@ -71,7 +77,9 @@ with layout.demo():
 layout.try_this("change the sidebar prompt and see which drafter's run of ✓ lasts longest, and whether its "
                 "bracketed confidence drops where it goes wrong.")
 
-with layout.deeper("the three drafters measured on this prompt"):
+with layout.deeper("the four drafters measured on this prompt"):
     self_drafting_measured.show(pair, s, {"distilled draft": pair.draft, **heads}, ids, GAMMA)
+with layout.deeper("EAGLE-3 on the held-out prompts, and what each of its changes bought"):
+    self_drafting_eagle3.show()
 with layout.deeper("what a head reads, and how the heads were trained here"):
-    self_drafting_heads.show(medusa, eagle, width, params)
+    self_drafting_heads.show(medusa, eagle, width, params, eagle3)

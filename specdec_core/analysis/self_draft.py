@@ -12,6 +12,8 @@ the clock from untraced runs, interleaved prompt by prompt with plain decoding.
 """
 import itertools
 
+import torch
+
 from ..policies import make_policy
 from ..request import GenerationRequest
 from ..speculative import autoregressive_generate, speculative_generate
@@ -28,6 +30,21 @@ from .round_stats import (
 from .stats import Pacing, interleave, ratios
 
 PLAIN = "plain decoding"
+
+
+@torch.inference_mode()
+def vocabulary_coverage(target, d2t: torch.Tensor, texts: list[list[int]]) -> dict:
+    """How much of the target a reduced draft vocabulary (d2t) can match, over every position of `texts`:
+    the mean of the target's probability mass inside it (at T = 1 a draft is accepted with probability
+    at most that: sum over x of min(p(x), q(x)) <= p(draft vocabulary)) and the share of positions whose
+    top token it holds (greedy)."""
+    mass, top, n = 0.0, 0, 0
+    for ids in texts:
+        p = torch.softmax(target(input_ids=torch.tensor([ids])).logits[0].float(), -1)  # (T, V)
+        mass += p[:, d2t].sum().item()
+        top += torch.isin(p.argmax(-1), d2t).sum().item()
+        n += len(ids)
+    return {"tokens": len(d2t), "mass": mass / n, "top": top / n, "positions": n}
 
 
 def auc(scores: list[float], labels: list[bool]) -> float:

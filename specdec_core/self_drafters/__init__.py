@@ -1,4 +1,5 @@
-"""Drafters that read the target's own features: Medusa heads and an EAGLE-style drafter.
+"""Drafters that read the target's own features: Medusa heads, an EAGLE-style drafter (EAGLE-1's
+recipe) and an EAGLE-3 drafter (training-time test, a reduced draft vocabulary).
 
 Both are trained here on the frozen bundled target (`specdec train heads`) and only draft for that
 target: its weights, vocabulary and width are checked when they are loaded (`for_target`).
@@ -11,14 +12,14 @@ from .files import HeadsMismatch, check_target, load_net, read_config, read_trai
 from .medusa import MedusaDrafter
 from .nets import target_fingerprint, target_readout
 
-KINDS = ("medusa", "eagle")
-NAMES = {"medusa": "Medusa heads", "eagle": "EAGLE drafter"}
+KINDS = ("medusa", "eagle", "eagle3")
+NAMES = {"medusa": "Medusa heads", "eagle": "EAGLE drafter", "eagle3": "EAGLE-3 drafter"}
 
 __all__ = ["EagleDrafter", "MedusaDrafter", "HeadsMismatch", "for_target", "load_self_drafters", "KINDS"]
 
 
 def for_target(target, directory: Path, fingerprint: str | None = None):
-    """The drafter stored in `directory` (a MedusaDrafter or an EagleDrafter) bound to `target`.
+    """The drafter stored in `directory` (a MedusaDrafter or an EagleDrafter, EAGLE-1 or EAGLE-3) bound to `target`.
     Raises HeadsMismatch (a ValueError) when the heads were trained on another target (weights,
     vocabulary or width), OSError/ValueError when the files are missing or unreadable."""
     config = read_config(directory)
@@ -27,8 +28,8 @@ def for_target(target, directory: Path, fingerprint: str | None = None):
     net = load_net(directory, config).to(lm_head.device)
     if config.kind == "medusa":
         drafter = MedusaDrafter(net, lm_head, config, context_length(target), NAMES["medusa"])
-    elif config.kind == "eagle":
-        drafter = EagleDrafter(net, lm_head, embedding, config, context_length(target), NAMES["eagle"])
+    elif config.kind in ("eagle", "eagle3"):
+        drafter = EagleDrafter(net, lm_head, embedding, config, context_length(target), NAMES[config.kind])
     else:
         raise ValueError(f"unknown heads kind {config.kind!r} in {directory}")
     drafter.training = read_training(directory)
@@ -36,7 +37,7 @@ def for_target(target, directory: Path, fingerprint: str | None = None):
 
 
 def load_self_drafters(target, directory: Path) -> tuple[dict, list[str]]:
-    """{"medusa": ..., "eagle": ...} for the heads found under directory/<kind>, and a message for
+    """{"medusa": ..., "eagle": ..., "eagle3": ...} for the heads found under directory/<kind>, and a message for
     each that could not be loaded (missing, corrupt, or trained on another target): the pair stays
     usable without them."""
     drafters, problems = {}, []

@@ -8,6 +8,13 @@ those pairs (catch-up), so a rejected draft never lingers in the cache. Within a
 run on the drafter's own predicted features, in pairs (predicted feature, drafted token), as EAGLE's
 `topK_genrate` does. A tree feeds a whole level in one pass with a tree mask; EAGLE-2's best-first
 growth by the drafter's confidence is `draft_tree` with a node budget.
+
+The EAGLE-3 drafter (kind "eagle3") is this drafter with its own readout: logits over its reduced
+draft vocabulary (the rows d2t of the target's frozen LM head), scattered into a full-vocabulary
+row that is -inf outside it, so its q is exactly zero there. The verification rule needs nothing
+more: min(1, p/q) is only ever taken at a drafted token (q > 0), and the residual norm(max(0, p - q))
+equals p outside the draft vocabulary, so a token outside it still comes with its target
+probability, from the residual or the bonus token.
 """
 import time
 
@@ -37,6 +44,22 @@ class EagleDrafter(Drafter):
         self.training: dict = {}  # the training summary stored beside the weights
         self.vocab_size = config.vocab
         self.context_length = context_length
+        d2t = getattr(net, "d2t", None)  # eagle3: draft index -> the target's token
+        if getattr(net, "n_fused", 1) > 1:
+            raise ValueError("a drafter fusing several target layers needs them from every pass; the core's passes "
+                             "hand a drafter the target's final hidden state only")
+        self.d2t = d2t if d2t is not None and len(d2t) < config.vocab else None
+        self.head = lm_head if self.d2t is None else lm_head[self.d2t].contiguous()  # (draft vocab, E)
+
+    def readout(self, features: torch.Tensor) -> torch.Tensor:
+        """Logits (..., V) over the target's vocabulary for predicted features (..., E); a reduced draft
+        vocabulary leaves -inf outside it (q = 0 there)."""
+        logits = F.linear(features, self.head)
+        if self.d2t is None:
+            return logits
+        full = logits.new_full((*logits.shape[:-1], self.vocab_size), float("-inf"))
+        full[..., self.d2t] = logits
+        return full
 
     def check_target(self, target) -> None:
         """HeadsMismatch (a ValueError) unless `target` is the model these heads were trained on."""
@@ -70,6 +93,15 @@ class EagleSession(DraftSession):
         self.pass_s.append(time.perf_counter() - start)
         return out, k, v
 
+    def _readout(self, features: torch.Tensor) -> torch.Tensor:
+        """The drafter's logits for predicted features, timed as part of the pass that made them: the
+        readout (a 4,096-row LM head, or the draft vocabulary's rows) is much of what a draft step costs."""
+        start = time.perf_counter()
+        logits = self.d.readout(features)
+        if self.pass_s:
+            self.pass_s[-1] += time.perf_counter() - start
+        return logits
+
     def _catch_up(self, context: list[int]) -> bool:
         """Feed the pairs of the tokens committed since the last round (one pass); False before any feature."""
         self.log.check(context)
@@ -93,7 +125,7 @@ class EagleSession(DraftSession):
             if i > 0:  # the pair (predicted feature, last draft) -> the next predicted feature
                 out, k, v = self._step(feat[None], [tokens[-1]], keys, values)
                 feat, keys, values = out[0], torch.cat([keys, k], dim=1), torch.cat([values, v], dim=1)
-            logits = F.linear(feat, self.d.lm_head)  # (V,) raw logits for draft i + 1
+            logits = self._readout(feat)  # (V,) raw logits for draft i + 1
             if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
                 break
             if sampling.greedy:
@@ -118,7 +150,7 @@ class EagleSession(DraftSession):
 
         def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
             if nodes == [-1]:
-                return F.linear(self.root, self.d.lm_head)[None]
+                return self._readout(self.root)[None]
             old, k = len(slot), len(nodes)
             seen = torch.zeros(k, self.pairs + old + k, dtype=torch.bool)
             seen[:, :self.pairs] = True
@@ -138,7 +170,7 @@ class EagleSession(DraftSession):
             tree_kv[1] = vv if tree_kv[1] is None else torch.cat([tree_kv[1], vv], dim=1)
             for i, n in enumerate(nodes):
                 feat_of[n] = out[i]
-            return F.linear(out, self.d.lm_head)  # (k, V)
+            return self._readout(out)  # (k, V)
 
         return draft_tree(logits_at, shape, sampling, generator, node_budget, max_depth)
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from .nets import EagleNet, HeadsConfig, MedusaHeads
+from .nets import Eagle3Net, EagleNet, HeadsConfig, MedusaHeads
 
 WEIGHTS, CONFIG = "heads.safetensors", "config.json"
 
@@ -17,7 +17,8 @@ class HeadsMismatch(ValueError):
 def save_heads(directory: Path, net: torch.nn.Module, config: HeadsConfig, training: dict | None = None) -> None:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().half().contiguous() for k, v in net.state_dict().items()}, str(directory / WEIGHTS))
+    half = lambda v: v if not v.is_floating_point() else v.half()  # d2t stays integer
+    save_file({k: half(v.detach()).contiguous() for k, v in net.state_dict().items()}, str(directory / WEIGHTS))
     (directory / CONFIG).write_text(json.dumps({**config.to_dict(), "training": training or {}}, indent=1))
 
 
@@ -49,8 +50,13 @@ def check_target(config: HeadsConfig, width: int, vocab: int, fingerprint: str |
 
 def load_net(directory: Path, config: HeadsConfig) -> torch.nn.Module:
     """The network in float32, eval mode, its parameters frozen (shared read-only across sessions)."""
-    net = MedusaHeads(config.width, config.n_heads) if config.kind == "medusa" else EagleNet(config.width, config.n_head)
-    state = {k: v.float() for k, v in load_file(str(Path(directory) / WEIGHTS)).items()}
+    if config.kind == "medusa":
+        net = MedusaHeads(config.width, config.n_heads)
+    elif config.kind == "eagle3":
+        net = Eagle3Net(config.width, config.n_head, config.fused_layers, config.draft_vocab)
+    else:
+        net = EagleNet(config.width, config.n_head)
+    state = {k: v if k == "d2t" else v.float() for k, v in load_file(str(Path(directory) / WEIGHTS)).items()}
     net.load_state_dict(state)
     for p in net.parameters():
         p.requires_grad_(False)

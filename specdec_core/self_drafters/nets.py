@@ -16,6 +16,11 @@ features to features.
   (inputs_embeds, hidden_states) in that order, through fc, then its decoder layer; the embedding
   is the target's, frozen. The attention here has no position signal of its own: the target's
   features already carry their positions.
+- `Eagle3Net` (EAGLE-3, Li et al. 2025): the same layer, trained by training-time test to read its
+  own earlier outputs (`unroll_step`), read out over a reduced draft vocabulary: d2t maps a draft
+  index to the target's token (as the EAGLE-3 release's d2t), the readout is those rows of the
+  target's frozen LM head. With fused_layers > 1, `fuse` maps the concatenated low, middle and top
+  target features to the width first (EAGLE-3's fc over three layers).
 """
 import hashlib
 import math
@@ -30,12 +35,14 @@ import torch.nn.functional as F
 @dataclass(frozen=True)
 class HeadsConfig:
     """What a set of heads is and which target it belongs to (stored beside the weights)."""
-    kind: str  # "medusa" or "eagle"
+    kind: str  # "medusa", "eagle" or "eagle3"
     width: int  # the target's feature width (n_embd)
     vocab: int  # the target's vocabulary size
     target_sha256: str  # `target_fingerprint` of the target they were trained on
     n_heads: int = 0  # medusa: K heads (head k drafts the k-th token of a round)
-    n_head: int = 0  # eagle: attention heads of its decoder layer
+    n_head: int = 0  # eagle, eagle3: attention heads of its decoder layer
+    draft_vocab: int = 0  # eagle3: tokens it drafts over (its d2t map into the target's vocabulary)
+    fused_layers: int = 1  # eagle3: target layers its fc fuses (1: the top feature only)
     target_name: str = ""  # for messages only
 
     def to_dict(self) -> dict:
@@ -129,3 +136,37 @@ class EagleNet(nn.Module):
         att = F.scaled_dot_product_attention(q, key, value, is_causal=True, scale=1 / math.sqrt(E // H))
         x = x + self.proj(att.transpose(1, 2).reshape(B, T, E))
         return x + self.mlp(self.ln_2(x))
+
+
+class Eagle3Net(EagleNet):
+    """EagleNet + an optional fusion fc over several target layers + the draft vocabulary (d2t)."""
+
+    def __init__(self, width: int, n_head: int, fused_layers: int, draft_vocab: int):
+        super().__init__(width, n_head)
+        self.n_fused = fused_layers
+        self.fuse = nn.Linear(fused_layers * width, width) if fused_layers > 1 else None
+        self.register_buffer("d2t", torch.arange(draft_vocab))  # draft index -> the target's token
+
+    def fuse_features(self, features: torch.Tensor) -> torch.Tensor:
+        """(..., fused_layers * E) concatenated target layers, the top one last -> (..., E) the layer's
+        input feature. The lower layers are the target's raw residual stream, whose scale grows with
+        depth: each is RMS-normalised first (the top one is already after ln_f)."""
+        if self.fuse is None:
+            return features
+        parts = features.unflatten(-1, (self.n_fused, self.width))
+        lower = F.rms_norm(parts[..., :-1, :], (self.width,))
+        return self.fuse(torch.cat([lower, parts[..., -1:, :]], dim=-2).flatten(-2))
+
+    def unroll_step(self, features: torch.Tensor, embeds: torch.Tensor, keys: list, values: list):
+        """One training-time-test step over (B, n, E) pairs: step j = len(keys) attends causally to
+        step 0's keys (the target's pairs) and, at its own position only, to steps 1 .. j (the round's
+        earlier drafts). Returns (outputs (B, n, E), this step's keys, values (B, H, n, D))."""
+        B, n, E = features.shape
+        H, j = self.n_head, len(keys)
+        x = self.fc(torch.cat([embeds, features], dim=-1))
+        q, key, value = self.qkv(self.ln_1(x)).view(B, n, 3, H, E // H).permute(2, 0, 3, 1, 4)
+        mask = torch.cat([torch.ones(n, n, dtype=torch.bool).tril()] + [torch.eye(n, dtype=torch.bool)] * j, dim=1)
+        att = F.scaled_dot_product_attention(q, torch.cat(keys + [key], 2), torch.cat(values + [value], 2),
+                                             attn_mask=mask, scale=1 / math.sqrt(E // H))
+        x = x + self.proj(att.transpose(1, 2).reshape(B, n, E))
+        return x + self.mlp(self.ln_2(x)), key, value

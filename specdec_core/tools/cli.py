@@ -6,10 +6,11 @@
     specdec race --prompt "..." --gamma 4 --temperature 1 --max-new-tokens 40 [--repeats 5] [--max-repeats 15]
     specdec bench [--quick] [--pair shakespeare ...] [--out DIR]
     specdec bench-policies [--drafter eagle] [--record]   (adaptive draft length against every fixed gamma)
-    specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE drafter)
+    specdec bench-drafters [--gamma 5] [--reps 3]      (distilled draft, Medusa heads, EAGLE and EAGLE-3 drafters)
     specdec bench-batch [--sizes 1,2,4,8,16,32] [--reps 3]   (batch sizes: where speculation stops paying)
     specdec train [--tiny] [--out DIR]      (its own options: specdec train --help)
     specdec train heads [--minutes 45]      (Medusa heads + EAGLE drafter on the frozen bundled target)
+    specdec train eagle3 --variant vocab --draft-vocab 2048   (the EAGLE-3 drafter; its ablation: --variant)
 """
 import argparse
 import json
@@ -48,7 +49,7 @@ def _generate(args) -> int:
     pair = load_pair(args.pair, precision=args.precision)
     request = _request(args, pair)
     self_drafters, notes = pair.self_drafters, pair.notes
-    if args.drafter in ("medusa", "eagle") and args.drafter not in self_drafters:
+    if args.drafter in ("medusa", "eagle", "eagle3") and args.drafter not in self_drafters:
         raise ValueError(f"the {args.pair!r} pair has no {args.drafter} heads trained on its target"
                          + (f" ({'; '.join(notes)})" if notes else ""))
     drafter = {"model": pair.draft, "ngram": NgramDrafter(), "unigram": UnigramDrafter(), **self_drafters}[args.drafter]
@@ -117,6 +118,10 @@ def main(argv=None) -> int:
         from .train.heads import main as heads_main
         heads_main(argv[2:])
         return 0
+    if argv[:2] == ["train", "eagle3"]:  # the EAGLE-3 drafter and its ablation variants (their own parser)
+        from .train.eagle3 import main as eagle3_main
+        eagle3_main(argv[2:])
+        return 0
     if argv[:1] == ["train"]:  # training keeps its own parser (and its own --help)
         from .train.__main__ import main as train_main
         train_main(argv[1:])
@@ -135,8 +140,8 @@ def main(argv=None) -> int:
     g = sub.add_parser("generate", help="generate text with speculative (or plain) decoding")
     g.add_argument("--prompt", required=True)
     g.add_argument("--pair", default="shakespeare", choices=sorted(PAIRS))
-    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram", "medusa", "eagle"],
-                   help="medusa / eagle: the heads trained on the bundled target (they read its features)")
+    g.add_argument("--drafter", default="model", choices=["model", "ngram", "unigram", "medusa", "eagle", "eagle3"],
+                   help="medusa / eagle / eagle3: the heads trained on the bundled target (they read its features)")
     g.add_argument("--gamma", type=int, default=4, help="draft length (constant policy), or the heuristic's start")
     g.add_argument("--policy", default="constant", choices=sorted(POLICIES), help="how each round's gamma is chosen")
     g.add_argument("--max-gamma", type=int, default=None, help="adaptive policies: the longest round")

@@ -1,6 +1,7 @@
-"""Medusa heads and the EAGLE drafter: exact whatever their weights (greedy identity, chi-square over
-three tokens, chains and trees), a broken control that the same test catches, refusal of a target they
-were not trained on, and a pair that stays usable when their files are missing or corrupt."""
+"""Medusa heads, the EAGLE drafter and the EAGLE-3 drafter (a reduced draft vocabulary): exact whatever
+their weights (greedy identity, chi-square over three tokens, chains and trees), broken controls that
+the same test catches, refusal of a target they were not trained on, and a pair that stays usable when
+their files are missing or corrupt."""
 import dataclasses
 import warnings
 
@@ -13,11 +14,12 @@ from specdec_core.pairs import PAIRS, load_pair
 from specdec_core.sampling_config import GREEDY
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
 from specdec_core.self_drafters.files import save_heads
-from specdec_core.self_drafters.nets import EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
+from specdec_core.self_drafters.nets import Eagle3Net, EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 
-KINDS = ("medusa", "eagle")
+KINDS = ("medusa", "eagle", "eagle3")
+DRAFT_VOCAB = [4, 1, 2]  # eagle3 on the tiny target: it never drafts tokens 0, 3 or 5
 
 
 def random_heads(target, kind: str, folder, seed: int = 0):
@@ -26,11 +28,17 @@ def random_heads(target, kind: str, folder, seed: int = 0):
     lm_head, _ = target_readout(target)
     width, vocab = lm_head.shape[1], lm_head.shape[0]
     torch.manual_seed(seed)  # test-only: weights, not sampling
-    net = MedusaHeads(width, 3) if kind == "medusa" else EagleNet(width, target.config.n_head)
+    if kind == "medusa":
+        net = MedusaHeads(width, 3)
+    elif kind == "eagle3":
+        net = Eagle3Net(width, target.config.n_head, 1, len(DRAFT_VOCAB))
+        net.d2t.copy_(torch.tensor(DRAFT_VOCAB))
+    else:
+        net = EagleNet(width, target.config.n_head)
     for p in net.parameters():
         torch.nn.init.normal_(p, std=0.5)
-    config = HeadsConfig(kind, width, vocab, target_fingerprint(target), n_heads=3,
-                         n_head=target.config.n_head, target_name="tiny target")
+    config = HeadsConfig(kind, width, vocab, target_fingerprint(target), n_heads=3, n_head=target.config.n_head,
+                         target_name="tiny target", draft_vocab=len(DRAFT_VOCAB) if kind == "eagle3" else 0)
     save_heads(folder / kind, net, config)
     return for_target(target, folder / kind)
 
@@ -66,6 +74,37 @@ def test_the_drafters_draft_and_the_target_accepts_some(small):
     for kind in KINDS:
         res = speculative_generate(target, drafters[kind], PROMPTS[1], gamma=3, max_new_tokens=24, sampling=GREEDY)
         assert sum(len(r.draft_tokens) for r in res.rounds) > 0
+
+
+def test_eagle3_drafts_only_its_vocabulary_and_the_target_supplies_the_rest(small):
+    """Its q is zero outside the draft vocabulary; a token outside it comes from the target's own
+    residual or bonus draw, so the output still holds tokens the drafter can never propose."""
+    target, drafters, _ = small
+    outside = set(range(6)) - set(DRAFT_VOCAB)
+    emitted = set()
+    for seed in range(20):
+        res = speculative_generate(target, drafters["eagle3"], PROMPTS[1], gamma=3, max_new_tokens=12,
+                                   sampling=SAMPLING, seed=seed)
+        for r in res.rounds:
+            assert set(r.draft_tokens) <= set(DRAFT_VOCAB)
+        emitted |= set(res.tokens)
+    assert emitted & outside, "the target never got to emit a token outside the draft vocabulary"
+    session = drafters["eagle3"].start(6)
+    session.observe_target(torch.randn(len(PROMPTS[1]) - 1, 16))
+    proposal = session.propose(PROMPTS[1], 3, SAMPLING, torch.Generator().manual_seed(0))
+    assert torch.all(proposal.q[:, sorted(outside)] == 0) and torch.allclose(proposal.q.sum(-1), torch.ones(3))
+
+
+def test_a_drafter_fusing_target_layers_is_refused_live(small, tmp_path):
+    """The core's passes hand a drafter the target's final hidden state only."""
+    target, _, _ = small
+    lm_head, _ = target_readout(target)
+    net = Eagle3Net(16, target.config.n_head, 3, len(DRAFT_VOCAB))
+    config = HeadsConfig("eagle3", 16, 6, target_fingerprint(target), n_head=target.config.n_head,
+                         draft_vocab=len(DRAFT_VOCAB), fused_layers=3)
+    save_heads(tmp_path / "fused", net, config)
+    with pytest.raises(ValueError, match="final hidden state only"):
+        for_target(target, tmp_path / "fused")
 
 
 # --- sampling: chi-square over whole three-token continuations --------------------------------------
@@ -127,6 +166,30 @@ def test_a_drafter_whose_q_is_not_its_draw_fails_the_same_test(small, exact):
     assert p_value < 1e-6, f"the broken control passed (p = {p_value:.2e})"
 
 
+class ClaimsFullVocabularyQ(ClaimsUniformQ):
+    """A broken control for a reduced vocabulary: drafts from its draft vocabulary but reports a q
+    with mass on every token (its q mixed half and half with uniform), as a drafter would that
+    reported a full-vocabulary softmax while sampling from the reduced one."""
+
+    def start(self, vocab):
+        session = self.inner.start(vocab)
+        propose = session.propose
+
+        def wrong(*args, **kwargs) -> Proposal:
+            p = propose(*args, **kwargs)
+            return dataclasses.replace(p, q=0.5 * p.q + 0.5 / vocab)
+
+        session.propose = wrong
+        return session
+
+
+@pytest.mark.slow
+def test_eagle3_reporting_mass_outside_its_vocabulary_fails_the_same_test(small, exact):
+    target, drafters, _ = small
+    p_value = chi_square_pvalue(draws(target, ClaimsFullVocabularyQ(drafters["eagle3"]), tree=False), exact)
+    assert p_value < 1e-6, f"the broken control passed (p = {p_value:.2e})"
+
+
 # --- which target, and missing files ----------------------------------------------------------------
 
 def test_heads_refuse_a_target_they_were_not_trained_on(small):
@@ -139,7 +202,7 @@ def test_heads_refuse_a_target_they_were_not_trained_on(small):
             with pytest.raises(ValueError, match="trained on tiny target"):
                 for_target(other, folder / kind)
         drafters, notes = load_self_drafters(other, folder)
-        assert drafters == {} and len(notes) == 2, what
+        assert drafters == {} and len(notes) == len(KINDS), what
     with pytest.raises(HeadsMismatch):
         for_target(others["other weights"], folder / "eagle")
 
@@ -163,8 +226,8 @@ def test_missing_or_corrupt_files_leave_the_pair_usable(tmp_path, monkeypatch):
         warnings.simplefilter("always")
         pair = load_pair("shakespeare")
     assert pair.self_drafters == {}
-    assert len(pair.notes) == 2 and any("Medusa" in n for n in pair.notes) and any("EAGLE" in n for n in pair.notes)
-    assert len(caught) >= 2
+    assert len(pair.notes) == 3 and any("Medusa" in n for n in pair.notes) and any("EAGLE-3" in n for n in pair.notes)
+    assert len(caught) >= 3
     ids = pair.tokenizer.encode("ROMEO:")
     assert len(speculative_generate(pair.target, pair.draft, ids, gamma=3, max_new_tokens=5).tokens) == 5
 
@@ -174,7 +237,7 @@ def test_hub_pairs_carry_no_heads():
 
 
 def test_bundled_pair_has_both_drafters_and_they_are_exact(pair, prompt_ids):
-    assert set(pair.self_drafters) == {"medusa", "eagle"} and not pair.notes
+    assert set(pair.self_drafters) == {"medusa", "eagle", "eagle3"} and not pair.notes
     plain = autoregressive_generate(pair.target, prompt_ids, 30, GREEDY).tokens
     for kind, drafter in pair.self_drafters.items():
         chain = speculative_generate(pair.target, drafter, prompt_ids, gamma=5, max_new_tokens=30, sampling=GREEDY)
@@ -190,8 +253,35 @@ def test_train_heads_runs_end_to_end_and_its_heads_load(tmp_path, pair, prompt_i
     from specdec_core.tools.train.heads import main
     main(["--tiny", "--run", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
     drafters, notes = load_self_drafters(pair.target, tmp_path / "out")
-    assert set(drafters) == {"medusa", "eagle"} and not notes
+    assert set(drafters) == {"medusa", "eagle"}  # the EAGLE-3 drafter has its own command (`train eagle3`)
+    assert len(notes) == 1 and "EAGLE-3" in notes[0]
     assert drafters["eagle"].training["steps"] == 4
     plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
     assert speculative_generate(pair.target, drafters["medusa"], prompt_ids, gamma=3, max_new_tokens=12,
                                 sampling=GREEDY).tokens == plain
+
+
+@pytest.mark.slow
+def test_train_eagle3_runs_end_to_end_and_its_drafter_loads(tmp_path, pair, prompt_ids):
+    """`specdec train eagle3 --tiny`: layer features of the frozen bundled target, a few training-time-test
+    steps from the bundled EAGLE drafter, an exported drafter over a reduced vocabulary that loads for
+    that target and drafts exactly."""
+    from specdec_core.tools.train.eagle3 import main
+    main(["--tiny", "--variant", "vocab", "--features", str(tmp_path / "features.pt"), "--out", str(tmp_path / "eagle3")])
+    drafter = for_target(pair.target, tmp_path / "eagle3")
+    assert drafter.training["steps"] == 3 and len(drafter.d2t) == 64
+    plain = autoregressive_generate(pair.target, prompt_ids, 12, GREEDY).tokens
+    assert speculative_generate(pair.target, drafter, prompt_ids, gamma=3, max_new_tokens=12,
+                                sampling=GREEDY).tokens == plain
+
+
+def test_vocabulary_coverage_is_the_target_mass_inside_the_draft_vocabulary(small):
+    from specdec_core.analysis.self_draft import vocabulary_coverage
+    target, _, _ = small
+    texts = [PROMPTS[1], [0, 5, 3]]
+    whole = vocabulary_coverage(target, torch.arange(6), texts)
+    assert whole["mass"] == pytest.approx(1.0) and whole["top"] == 1.0 and whole["positions"] == 10
+    parts = [vocabulary_coverage(target, torch.tensor([t]), texts)["mass"] for t in range(6)]
+    assert sum(parts) == pytest.approx(1.0)
+    some = vocabulary_coverage(target, torch.tensor(DRAFT_VOCAB), texts)
+    assert some["mass"] == pytest.approx(sum(parts[t] for t in DRAFT_VOCAB)) and some["mass"] < 1

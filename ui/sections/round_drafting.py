@@ -11,6 +11,6 @@ def show(pair) -> None:
                 "round's chips, the stepper says why its drafting stopped.")
     if pair.self_drafters:  # the bundled pair also has drafters that read the target (a later chapter)
         labels = {"draft": next(iter(pair.drafts)), **{k: d.name for k, d in pair.self_drafters.items()}}
-        st.radio("Drafter (the chapter *Drafters That Read the Target* explains the last two: small heads or a "
+        st.radio("Drafter (the chapter *Drafters That Read the Target* explains the last three: small heads or a "
                  "small network that draft from the target's own features)", list(labels), format_func=labels.get,
                  horizontal=True, key="rr_drafter")

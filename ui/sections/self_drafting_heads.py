@@ -1,12 +1,12 @@
-"""Drafters That Read the Target, folded: what a Medusa head and the EAGLE drafter read, and how they were
-trained here with the target frozen (with their held-out agreement)."""
+"""Drafters That Read the Target, folded: what a Medusa head, the EAGLE drafter and the EAGLE-3 drafter read,
+and how they were trained here with the target frozen (with their held-out agreement)."""
 import streamlit as st
 
 from ui.widgets import tables
 
 
-def show(medusa, eagle, width: int, params: dict) -> None:
-    """The two drafters' anatomy and their training record."""
+def show(medusa, eagle, width: int, params: dict, eagle3=None) -> None:
+    """The drafters' anatomy and their training record."""
     c = st.columns(2)
     if medusa is not None:
         with c[0].container(border=True):
@@ -30,6 +30,8 @@ def show(medusa, eagle, width: int, params: dict) -> None:
         "*k* tokens on; EAGLE learned to regress the next feature (smooth L1) plus a small cross-entropy on what the "
         "LM head makes of it, with noise on its inputs so that its own imperfect guesses do not throw it (EAGLE's "
         "recipe). The target's weights are fingerprinted: heads offered to another target are refused.")
+    if eagle3 is not None:
+        eagle3_card(eagle3, params)
     summary = {d.name: d.training for d in (medusa, eagle) if d is not None}
     if any(summary.values()):
         t = next(v for v in summary.values() if v)
@@ -42,3 +44,26 @@ def show(medusa, eagle, width: int, params: dict) -> None:
         st.caption(f"After {t.get('steps', '?')} training steps ({t.get('seconds', 0) / 60:.0f} min of CPU training, the "
                    "target frozen), on windows of the held-out plays (Macbeth, The Tempest):")
         tables.show(rows, key="sd_training", formats={"agrees with the target's top token (held-out plays)": ".1%"})
+
+
+def eagle3_card(eagle3, params: dict) -> None:
+    """The EAGLE-3 drafter: what changed from EAGLE-1, and its training record (held-out, unrolled)."""
+    t = eagle3.training
+    vocab = eagle3.config.draft_vocab or eagle3.config.vocab
+    with st.container(border=True):
+        st.markdown(
+            "**EAGLE-3 drafter** (Li et al. 2025): the EAGLE drafter's layer, trained further by *training-time "
+            "test*: during training it drafts three steps on its own predicted features, as it will when drafting, "
+            "and is judged at every step by cross-entropy against the target's distribution (no loss on the features "
+            f"themselves). It drafts over the {vocab:,} most frequent tokens of the training plays only, read out by "
+            "those rows of the target's LM head: its q is zero for every other token, and the verification rule "
+            "stays exact, since a rejected draft's residual max(0, p − q) keeps all of p outside the draft "
+            f"vocabulary ({params.get(eagle3.name, 0):,} trained parameters).")
+        if t:
+            agree = t.get("val_agree_by_step", [])
+            start = t.get("start", {}).get("val_agree_by_step", [])
+            st.caption(f"{t.get('steps', '?')} steps from the EAGLE drafter, {t.get('seconds', 0) / 60:.0f} min of CPU "
+                       "training on a shared machine, target frozen. Held-out agreement with the target's top token, "
+                       "unrolled on its own drafts (draft 1, 2, 3): "
+                       + " · ".join(f"{a:.1%}" for a in agree)
+                       + (" (before: " + " · ".join(f"{a:.1%}" for a in start) + ")" if start else "") + ".")

@@ -1,4 +1,4 @@
-"""Drafters That Read the Target → Go deeper: the three drafters measured on the sidebar prompt (behind a
+"""Drafters That Read the Target → Go deeper: the four drafters measured on the sidebar prompt (behind a
 button): tokens per target pass, c and speedup; acceptance by draft position, the same quantity as the α
 Dial's chart (accepted ÷ reached); and how well each drafter's confidence predicts the target's verdict."""
 import plotly.graph_objects as go
@@ -19,7 +19,7 @@ def show(pair, s, drafters: dict, ids: list[int], gamma: int) -> None:
     """The measurement button, then the table, the position chart and the calibration chart of its result."""
     max_new = min(s.max_new_tokens, pair.context_length - len(ids))
     signature = (models.pair_key(pair), s.signature())
-    demo.run("Measure the three drafters", key="sd_run", state="sd_result", signature=signature,
+    demo.run("Measure the four drafters", key="sd_run", state="sd_result", signature=signature,
              what="the drafter comparison", slot=False, type="primary", icon=":material/compare_arrows:",
              work=lambda progress: {"out": compare_drafters(pair.target, drafters, [ids], s.request(max_new_tokens=max_new),
                                                             gamma=gamma, repeats=REPEATS,
@@ -28,12 +28,12 @@ def show(pair, s, drafters: dict, ids: list[int], gamma: int) -> None:
                f"and each drafter run in turn, {REPEATS} times over in alternating order; a speedup is the median of "
                "plain time / drafter time (prompt processing excluded). c is the drafter's warm pass over a target pass "
                "(for Medusa one pass drafts the whole round).")
-    stored = demo.latest("sd_result", signature, stale="note", again="Measure the three drafters")
+    stored = demo.latest("sd_result", signature, stale="note", again="Measure the four drafters")
     if not stored:
-        st.caption("Press **Measure the three drafters** to time them on this prompt.")
+        st.caption("Press **Measure the four drafters** to time them on this prompt.")
         return
     rows = stored["out"]["rows"]
-    colors = [palette.color(role) for role in ("drafted", "bonus", "accepted")]  # with a pattern: not colour alone
+    colors = [palette.color(role) for role in ("drafted", "bonus", "accepted", "corrective")]  # with a pattern too
     tables.show([{"drafter": r["drafter"], "tokens per target pass": round(r["tokens_per_pass"], 2), "c": round(r["c"], 3),
                   "speedup (median)": round(r["speedup"], 2),
                   "range": f"{r['measured'].low:.2f}–{r['measured'].high:.2f}",
@@ -52,7 +52,7 @@ def positions(rows: list[dict], gamma: int, colors: list[str]) -> None:
     for i, r in enumerate(rows):
         frame = acceptance_by_position(r["rounds"], gamma)
         fig.add_bar(name=r["drafter"], x=[f"draft {k}" for k in frame["position"]], y=frame["rate"].tolist(),
-                    marker_color=colors[i % 3], marker_pattern_shape=["", "/", "."][i % 3],
+                    marker_color=colors[i % 4], marker_pattern_shape=["", "/", ".", "x"][i % 4],
                     customdata=frame[["reached", "accepted"]].to_numpy().tolist(),
                     hovertemplate="%{x}: %{y:.0%} (%{customdata[1]} of %{customdata[0]} reached)<extra></extra>",
                     text=[f"{x:.0%}" if x == x else "" for x in frame["rate"]], textposition="outside")
@@ -85,7 +85,7 @@ def calibration(rows: list[dict], colors: list[str]) -> None:
         cal = r["calibration"]
         mid = ((cal["bin_low"] + cal["bin_high"]) / 2).tolist()
         fig.add_scatter(x=mid, y=cal["acceptance"].tolist(), mode="lines+markers", row=1, col=i, showlegend=False,
-                        marker_color=colors[(i - 1) % 3],
+                        marker_color=colors[(i - 1) % 4],
                         text=[f"{n} drafts" for n in cal["drafts"]], hovertemplate="%{x:.2f}: %{y:.0%} (%{text})")
         fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line_dash="dot", line_color=charts.INK, row=1, col=i,
                         showlegend=False, hoverinfo="skip")

@@ -1,7 +1,11 @@
-"""The distilled draft, the Medusa heads and the EAGLE drafter on the benchmark's held-out prompts.
+"""The distilled draft, the Medusa heads, the EAGLE and the EAGLE-3 drafters on the benchmark's held-out prompts.
 
     specdec bench-drafters [--gamma 5] [--reps 3] [--tokens 64] [--prompts N] [--temperatures 0,1] [--out DIR]
+                           [--only distilled,eagle,eagle3] [--variants DIR]
 
+--variants adds every drafter exported under DIR/<name>/ (the EAGLE-3 ablation's variants, `specdec
+train eagle3 --out`) as "ablation: <name>". --only keeps the named drafters (distilled, medusa,
+eagle, eagle3).
 For each temperature: `analysis.self_draft.compare_drafters` (tokens per target pass, mean acceptance
 length, acceptance by position, c, wall-clock speedup over plain decoding with its range, the AUC of
 each drafter's top probability against the target's verdict). Greedy only: the EAGLE drafter's
@@ -10,6 +14,7 @@ every fixed gamma. Writes drafter_bench.md and drafter_bench.json under --out (d
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +26,7 @@ from ...analysis.stats import Pacing
 from ...pairs import load_pair
 from ...request import GenerationRequest
 from ...sampling_config import GREEDY, SamplingConfig
+from ...self_drafters import for_target
 from .plan import load_prompts
 
 TREE_NODES, TREE_DEPTH = (8, 16), 5
@@ -28,7 +34,9 @@ TREE_NODES, TREE_DEPTH = (8, 16), 5
 
 def markdown(report: dict) -> str:
     out = [f"# Self-drafters against the distilled draft: {report['command']}", "",
-           f"{report['when']}, {report['seconds']:.0f} s on {report['machine']}; held-out prompts ({report['prompts']}), "
+           f"{report['when']}, {report['seconds']:.0f} s on {report['machine']} (load average "
+           f"{report['load_before'][0]:.2f} before, {report['load_after'][0]:.2f} after); "
+           f"held-out prompts ({report['prompts']}), "
            f"{report['tokens']} new tokens each, γ = {report['gamma']}, {report['reps']} interleaved repetitions; "
            "speedup = plain decoding time / drafter time (decoding phase, summed over the prompts), median "
            "(lowest-highest). AUC: the drafter's top probability against the target's verdict on its judged drafts.", ""]
@@ -67,6 +75,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-trees", action="store_true")
     ap.add_argument("--no-policy", action="store_true")
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
+    ap.add_argument("--only", default=None, help="comma-separated: distilled, medusa, eagle, eagle3 (default all)")
+    ap.add_argument("--variants", type=Path, default=None, help="a folder of exported EAGLE-3 ablation variants")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     start = time.time()
@@ -75,12 +85,17 @@ def main(argv=None) -> int:
         print("error: the bundled pair has no self-drafters: " + "; ".join(pair.notes), file=sys.stderr)
         return 2
     prompts = [pair.tokenizer.encode(p["text"]) for p in load_prompts(args.prompts) if p["kind"] == "open"]
-    drafters = {"distilled draft": pair.draft, "Medusa heads": pair.self_drafters["medusa"],
-                "EAGLE drafter": pair.self_drafters["eagle"]}
+    named = {"distilled": ("distilled draft", pair.draft), **{k: (d.name, d) for k, d in pair.self_drafters.items()}}
+    keep = args.only.split(",") if args.only else list(named)
+    drafters = dict(named[k] for k in keep)
+    if args.variants is not None:
+        for folder in sorted(p for p in args.variants.iterdir() if (p / "config.json").exists()):
+            drafters[f"ablation: {folder.name}"] = for_target(pair.target, folder)
     report = {"command": "specdec bench-drafters " + " ".join(argv if argv is not None else sys.argv[1:]),
               "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "tokens": args.tokens,
               "gamma": args.gamma, "prompts": len(prompts), "machine": f"{torch.get_num_threads()} torch thread(s), cpu",
-              "compare": {}}
+              "load_before": os.getloadavg(), "compare": {},
+              "training": {label: getattr(d, "training", {}) for label, d in drafters.items() if label != "distilled draft"}}
     greedy = GenerationRequest(max_new_tokens=args.tokens, sampling=GREEDY, seed=0)  # the trees and the policy stop
     for t in (float(x) for x in args.temperatures.split(",")):
         sampling = GREEDY if t == 0 else SamplingConfig(t)
@@ -110,6 +125,7 @@ def main(argv=None) -> int:
         report["policy"] = {**p, "speedups": {k: m.text() for k, m in p["speedups"].items()},
                             "medians": {k: m.median for k, m in p["speedups"].items()}}
     report["seconds"] = time.time() - start
+    report["load_after"] = os.getloadavg()
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "drafter_bench.json").write_text(json.dumps(report, indent=1, default=str))
     (args.out / "drafter_bench.md").write_text(markdown(report))

@@ -1,6 +1,6 @@
 """Adaptive draft length against every fixed gamma, in our own engine, on the benchmark's held-out prompts.
 
-    specdec bench-policies [--drafter draft|medusa|eagle] [--gammas 1-8] [--reps 3] [--tokens 64]
+    specdec bench-policies [--drafter draft|medusa|eagle|eagle3] [--gammas 1-8] [--reps 3] [--tokens 64]
                            [--prompts N] [--out DIR] [--record]
 
 For temperature 0 and 1, and for the open prompts and the self-repeating one separately: plain
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
     ap.add_argument("--prompts", type=int, default=None, help="the first N open prompts (default all)")
     ap.add_argument("--temperatures", default="0,1")
     ap.add_argument("--out", type=Path, default=Path("bench-out"))
-    ap.add_argument("--drafter", default="draft", help="draft (the pair's distilled drafter), medusa or eagle")
+    ap.add_argument("--drafter", default="draft", help="draft (the pair's distilled drafter), medusa, eagle or eagle3")
     ap.add_argument("--record", action="store_true",
                     help="write the adaptive policy that measured best into the bundled pair's record (the pages' default)")
     args = ap.parse_args(argv)

@@ -5,6 +5,12 @@ curves (shakespeare-heads/heads_curves.png), and writes the heads' section at th
 assets/models/README.md (after HEADS_MARK, replacing the section there): what the heads are,
 which target they belong to, how they were trained, their held-out agreement per head (teacher
 forced), and, given the drafter benchmark's JSON, acceptance by draft position in real generations.
+
+    python -m specdec_core.tools.train.heads_card --eagle3 BENCH_JSON
+
+writes (or replaces) only the EAGLE-3 drafter's part, after EAGLE3_MARK at the end of the README: its
+training, its files' sizes, and the held-out benchmark with the ablation (`specdec bench-drafters
+--variants`), whose JSON is also stored beside the heads (eagle3_bench.json) for the chapter.
 """
 import argparse
 import json
@@ -12,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ...analysis.self_draft import vocabulary_coverage
 from ...pairs import load_pair
+from ..bench.plan import load_prompts
 from .card import HEADS_MARK, read_log
 
 
@@ -42,12 +50,94 @@ def plot(rows: list[dict], out: Path) -> None:
     fig.savefig(out, dpi=90)
 
 
+EAGLE3_MARK = "<!-- EAGLE-3 drafter: written by specdec_core.tools.train.heads_card --eagle3 -->"
+
+
+def eagle3_section(heads: Path, bench: dict) -> list[str]:
+    """The EAGLE-3 drafter's part of the card: training, sizes, and the held-out benchmark's table."""
+    config = json.loads((heads / "eagle3" / "config.json").read_text())
+    t = config["training"]
+    s = t["settings"]
+    assets = heads.parent.parent
+    size = (heads / "eagle3" / "heads.safetensors").stat().st_size
+    total = sum(f.stat().st_size for f in assets.rglob("*") if f.is_file())
+    lines = [EAGLE3_MARK, "", "### EAGLE-3 drafter (`eagle3/`)", "",
+             f"`{t['command']}`: from the EAGLE drafter above, {t['steps']} steps of {s['batch']} windows of "
+             f"{s['window']} tokens ({s['train_windows']} training windows, features of the frozen target computed once), "
+             f"{t['seconds'] / 60:.0f} min on one torch thread of the shared 2-core machine. Training-time test over "
+             f"{s['ttt_steps']} draft steps (weight {s['step_decay']}^j), cross-entropy against the target's "
+             f"distribution only, a draft vocabulary of the {config['draft_vocab']:,} most frequent training tokens "
+             "(d2t), read out by those rows of the target's frozen LM head. "
+             f"Held-out agreement with the target's top token, unrolled on its own drafts (draft 1, 2, 3): "
+             + ", ".join(f"{a:.3f}" for a in t["val_agree_by_step"]) + " (before: "
+             + ", ".join(f"{a:.3f}" for a in t["start"]["val_agree_by_step"]) + ").",
+             "", f"fp16 safetensors, {size / 1e6:.1f} MB; all of assets/ {total / 1e6:.1f} MB.", ""]
+    if "coverage" in bench:
+        cov = bench["coverage"]
+        lines += [f"Its {cov['tokens']:,} draft tokens hold {cov['mass']:.1%} of the target's probability mass and its "
+                  f"top token at {cov['top']:.1%} of the {cov['positions']:,} positions of the held-out prompts "
+                  "(`analysis.self_draft.vocabulary_coverage`): at T = 1 no draft is accepted with a higher chance "
+                  "than that mass.", ""]
+    lines += [
+             f"Held-out benchmark: `{bench['command']}` ({bench['when']}, {bench['prompts']} prompts, "
+             f"{bench['tokens']} tokens, γ = {bench['gamma']}, {bench['reps']} interleaved repetitions, load average "
+             f"{bench['load_before'][0]:.2f} before, {bench['load_after'][0]:.2f} after). Accepted ÷ reached by draft "
+             "position; the ablation's variants each had the same 150 steps from the EAGLE drafter.", ""]
+    for key, rows in bench["compare"].items():
+        lines += [f"{key}:", "", "| drafter | tokens / target pass | c | speedup (range) | accepted ÷ reached, drafts 1-"
+                  f"{bench['gamma']} |", "|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['drafter']} | {r['tokens_per_pass']:.2f} | {r['c']:.3f} | {r['speedup']:.2f}x "
+                         f"({r['low']:.2f}-{r['high']:.2f}) | " + " ".join(f"{x:.2f}" for x in r["conditional"]) + " |")
+        lines.append("")
+    if bench.get("offline"):
+        lines += ["Held-out windows (32 windows of Macbeth and The Tempest), agreement with the target's top token "
+                  "with each variant unrolled on its own drafts, draft 1, 2, 3, before → after its steps:", "",
+                  "| variant | steps | before | after |", "|---|---|---|---|"]
+        for name, o in bench["offline"].items():
+            lines.append(f"| {name} | {o['steps']} | " + ", ".join(f"{a:.3f}" for a in o["start"]) + " | "
+                         + ", ".join(f"{a:.3f}" for a in o["end"]) + " |")
+        lines.append("")
+    return lines
+
+
+def write_eagle3(heads: Path, bench_file: Path, runs: list[Path]) -> None:
+    """Store the benchmark beside the heads (without its calibration tables), with each ablation run's
+    held-out agreement (its summary.json: unrolled, before and after training; the fused variant is
+    judged only there), and rewrite the EAGLE-3 part of the card."""
+    bench = json.loads(bench_file.read_text())
+    bench["offline"] = {}
+    for run in runs:
+        summary = json.loads((run / "summary.json").read_text())
+        bench["offline"][run.name] = {"steps": summary["steps"], "seconds": summary["seconds"],
+                                                "start": summary["start"]["val_agree_by_step"],
+                                                "end": summary["val_agree_by_step"]}
+    for rows in bench["compare"].values():
+        for r in rows:
+            r.pop("calibration", None)
+    pair = load_pair("shakespeare")
+    texts = [pair.tokenizer.encode(p["text"]) for p in load_prompts() if p["kind"] == "open"]
+    bench["coverage"] = vocabulary_coverage(pair.target, pair.self_drafters["eagle3"].d2t, texts)
+    (heads / "eagle3_bench.json").write_text(json.dumps(bench, indent=1))
+    readme = heads.parent / "README.md"
+    card = readme.read_text().partition(EAGLE3_MARK)[0].rstrip()
+    readme.write_text(card + "\n\n" + "\n".join(eagle3_section(heads, bench)) + "\n")
+    print(f"wrote the EAGLE-3 part of {readme} and {heads / 'eagle3_bench.json'}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", type=Path, default=Path("runs/heads"))
     ap.add_argument("--heads", type=Path, default=Path("assets/models/shakespeare-heads"))
     ap.add_argument("--bench", type=Path, default=None, help="drafter_bench.json from specdec bench-drafters")
+    ap.add_argument("--eagle3", type=Path, default=None, help="drafter_bench.json of `specdec bench-drafters "
+                                                              "--variants`: rewrite only the EAGLE-3 part")
+    ap.add_argument("--ablation-runs", type=Path, nargs="*", default=[], help="the variants' run folders "
+                                                                              "(`specdec train eagle3 --run`)")
     args = ap.parse_args(argv)
+    if args.eagle3 is not None:
+        write_eagle3(args.heads, args.eagle3, args.ablation_runs)
+        return
     rows = read_log(args.run / "log.jsonl")
     summary = json.loads((args.run / "summary.json").read_text())
     plot(rows, args.heads / "heads_curves.png")
@@ -121,7 +211,8 @@ def main(argv=None) -> None:
             lines.append("")
     readme = args.heads.parent / "README.md"
     card = readme.read_text().partition(HEADS_MARK)[0].rstrip() if readme.exists() else ""
-    readme.write_text(card + "\n\n" + "\n".join(lines) + "\n")
+    eagle3 = readme.read_text().partition(EAGLE3_MARK) if readme.exists() else ("", "", "")
+    readme.write_text(card + "\n\n" + "\n".join(lines) + "\n" + ("\n" + "".join(eagle3[1:]) if eagle3[1] else ""))
     print(f"wrote the heads' section of {readme} and {args.heads / 'heads_curves.png'}")
 
 
