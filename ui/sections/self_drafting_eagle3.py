@@ -1,7 +1,7 @@
 """Drafters That Read the Target → Go deeper: the EAGLE-3 drafter against the distilled draft and EAGLE-1, and
 what each of EAGLE-3's changes bought here (the ablation), from the stored held-out benchmark
 (`specdec bench-drafters --variants`, assets/models/shakespeare-heads/eagle3_bench.json), with its
-command, date and load. The issue's bars are checked against the measurement, not asserted."""
+command, date and load. Every comparison in words is computed from the stored figures."""
 import json
 from pathlib import Path
 
@@ -12,7 +12,6 @@ from ui.widgets import palette, tables
 
 BENCH = Path(__file__).resolve().parents[2] / "assets" / "models" / "shakespeare-heads" / "eagle3_bench.json"
 DISTILLED, EAGLE1, EAGLE3 = "distilled draft", "EAGLE drafter", "EAGLE-3 drafter"
-TOKENS_BAR = 1.15  # the goal: EAGLE-3's tokens per target pass at least 1.15x the distilled draft's
 ABLATION = {  # the stored variants, in the order of the changes (tools/train/eagle3.py); the last is the shipped drafter
     "ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
     "ablation: ttt": "+ training-time test (3 steps, CE only)",
@@ -34,14 +33,13 @@ def stored_bench(path: str) -> dict | None:
 
 
 def verdicts(rows: dict) -> list[str]:
-    """The goals against one temperature's rows (label -> row), in words, with the measured margins."""
+    """EAGLE-3 against the distilled draft and EAGLE-1 at one temperature (label -> row), in words."""
     d, e1, e3 = rows[DISTILLED], rows[EAGLE1], rows[EAGLE3]
     ratio = e3["tokens_per_pass"] / d["tokens_per_pass"]
     out = [f"tokens per target pass {e3['tokens_per_pass']:.2f} against the distilled draft's {d['tokens_per_pass']:.2f}: "
-           f"**{ratio:.2f}×** (goal ≥ {TOKENS_BAR}×: " + ("met)" if ratio >= TOKENS_BAR else
-                                                         f"missed by {TOKENS_BAR - ratio:.2f}×)"),
+           f"**{ratio:.2f}×** the distilled draft's",
            f"c {e3['c']:.3f} against the distilled draft's {d['c']:.3f}: "
-           + ("met" if e3["c"] <= d["c"] else f"**{e3['c'] / d['c']:.1f}×** the distilled draft's, missed"),
+           + ("cheaper" if e3["c"] <= d["c"] else f"**{e3['c'] / d['c']:.1f}×** as costly per draft"),
            f"speedup over plain decoding {e3['speedup']:.2f}× ({e3['low']:.2f}–{e3['high']:.2f}) against the distilled "
            f"draft's {d['speedup']:.2f}× ({d['low']:.2f}–{d['high']:.2f}): "
            + ("faster" if e3["speedup"] > d["speedup"] else "**slower**")]
@@ -52,7 +50,7 @@ def verdicts(rows: dict) -> list[str]:
 
 
 def show() -> None:
-    """The stored comparison: goals, the acceptance-by-position chart, the ablation table."""
+    """The stored comparison: verdicts, the acceptance-by-position chart, the ablation table."""
     bench = stored_bench(str(BENCH))
     if bench is None:
         st.info("No stored EAGLE-3 benchmark in this checkout (assets/models/shakespeare-heads/eagle3_bench.json).")
@@ -114,7 +112,7 @@ def chart(bench: dict, temps: list[str]) -> None:
 
 
 def why(bench: dict) -> None:
-    """Why the bars are missed, from the stored figures: what a draft step costs, and what a reduced
+    """Why EAGLE-3 loses here, from the stored figures: what a draft step costs, and what a reduced
     vocabulary leaves out at T = 1."""
     greedy = {r["drafter"]: r for r in bench["compare"].get("T=0", [])}
     text = []
