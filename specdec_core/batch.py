@@ -2,14 +2,16 @@
 
 Each row is its own generation (a `bookkeeping.Generation`: its prompt, tokens, generator, rounds and
 stop), on its own row of one shared target cache (a specdec_core.model.CachedLM of B rows, each with
-its own length and rollback), as a chain's generation is on the one row of its own. A round:
+its own length and rollback), as a chain's generation is on the one row of its own. The loop is
+`speculative.rounds`, the one `speculative_generate` runs over a batch of one; here over B rows with a
+constant gamma. A round:
   1. every running row asks for min(gamma, tokens left - 1) drafts; the drafter drafts all rows
      together (a model drafter: one pass per draft position over the rows still drafting);
   2. the target scores every row's last committed token and its drafts in one pass
      (`bookkeeping.score_together`, which scores a chain's one row too);
   3. each row's drafts are judged by `speculative.judge`, the chain's own steps 3 and 4 (the one exact
-     rule, with the row's own generator); each row rolls back its own rejected drafts and commits its
-     own tokens;
+     rule, with the row's own generator), and recorded as a chain's round is (without the top entries);
+     each row rolls back its own rejected drafts and commits its own tokens;
   4. rows that reach end of text or max_new_tokens leave the batch.
 With `drafter=None` each round is plain decoding: one token per row per pass.
 
@@ -23,12 +25,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .bookkeeping import Generation, as_model, check_inputs, make_generator, score_together
+from .bookkeeping import Generation, as_model, check_inputs, make_generator
 from .checks import MAX_GAMMA
-from .drafters import Proposal, as_drafter, reads_target
+from .drafters import as_drafter, reads_target
 from .model import CachedLM, vocab_size
-from .sampling_config import SamplingConfig, sample, to_probs
-from .speculative import judge
+from .policies import Constant
+from .sampling_config import SamplingConfig
+from .speculative import rounds
 from .trace import GenerationResult
 
 MAX_BATCH = 64  # rows per batch: a bound for a shared server (the pass's memory grows with it)
@@ -111,43 +114,18 @@ def batch_generate(target, drafter, prompts, gamma: int = 4, max_new_tokens: int
     prefill_passes, prefill_s = lm.passes, time.perf_counter() - start
     session = drafter.start_batch(vocab, B) if drafter is not None else None
     results: list[GenerationResult | None] = [None] * B
-    first_token_s, n_rounds, pass_s, draft_prefill_s = None, 0, [], 0.0
-    no_proposal = Proposal([], torch.zeros(0, vocab))
+    first_token_s, pass_s = None, []
 
-    while running := [i for i, g in enumerate(rows) if results[i] is None]:
-        wants = {i: (rows[i].context, rows[i].room(gamma)) for i in running} if session else {}
-        wants = {i: w for i, w in wants.items() if w[1] > 0}
-        proposals = session.propose_rows(wants, sampling, {i: rows[i].generator for i in wants}) if wants else {}
-        if not n_rounds and proposals:
-            draft_prefill_s = (next(iter(proposals.values())).pass_s or [0.0])[0]  # its first pass reads the prompts
-        drafts = {i: proposals[i].tokens[:wants[i][1]] if i in proposals else [] for i in running}
-        logits = score_together([rows[i] for i in running],
-                                [[rows[i].context[-1]] + drafts[i] for i in running])  # ONE pass
+    for stopped in rounds(rows, session, Constant(gamma), sampling):  # ONE target pass per round
         pass_s.append(lm.last_pass_s)
-        for i, row_logits in zip(running, logits):
-            g, x = rows[i], drafts[i]
-            if session is None:
-                p = to_probs(row_logits, sampling)  # (1, V)
-                token = int(p[0].argmax()) if sampling.greedy else sample(p[0], g.generator)
-                g.end_round(None, g.commit([], token, "target")[1])
-            else:
-                proposal = proposals.get(i, no_proposal)
-                _, _, v, new, hit_eos = judge(g, x, proposal, row_logits, sampling)
-                g.draft_passes += len(proposal.pass_s)
-                g.end_round(g.round_record(
-                    new, x, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms,
-                    proposal.pass_s, len(proposal.pass_s), lm.last_pass_s, gamma=gamma), hit_eos)
-            if not g.running:
-                g.prefill_s = prefill_s
-                results[i] = g.result(gamma=gamma if drafter is not None else None)
-        done = [i for i in running if results[i] is not None]
-        lm.retire(done)
-        if session is not None:
-            session.retire(done)
-        n_rounds += 1
+        for g in stopped:
+            g.prefill_s = prefill_s
+            results[g.row] = g.result(gamma=gamma if drafter is not None else None)
         if first_token_s is None:
             first_token_s = time.perf_counter() - start
 
+    # the drafter's first pass reads the prompts: the first pass of round 0
+    draft_prefill_s = next((g.rounds[0].draft_pass_s[0] for g in rows if g.rounds and g.rounds[0].draft_pass_s), 0.0)
     return BatchResult(results, lm.passes - prefill_passes, session.passes if session else 0,
-                       time.perf_counter() - start, prefill_s, first_token_s, n_rounds, target_pass_s=pass_s,
+                       time.perf_counter() - start, prefill_s, first_token_s, len(pass_s), target_pass_s=pass_s,
                        draft_prefill_s=draft_prefill_s)

@@ -84,11 +84,12 @@ class Drafter:
         """Raise ValueError if this drafter cannot draft for `target` (heads trained on another
         model refuse it); the default drafts for any target that shares its vocabulary."""
 
-    def start_batch(self, vocab: int, rows: int) -> "PerRowDraftSessions":
+    def start_batch(self, vocab: int, rows: int) -> "DraftSession | PerRowDraftSessions":
         """A session drafting for `rows` rows at once (specdec_core.batch), answering
         `propose_rows(wants, sampling, generators)` and `retire(rows)`: by default one ordinary session
-        per row; a model drafter's is one cache of `rows` rows, one pass per draft position."""
-        return PerRowDraftSessions(self, vocab, rows)
+        per row (a batch of one: its ordinary session, which `propose`s for its one row); a model drafter's
+        is one cache of `rows` rows, one pass per draft position."""
+        return self.start(vocab) if rows == 1 else PerRowDraftSessions(self, vocab, rows)
 
 
 class PerRowDraftSessions:

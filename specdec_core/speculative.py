@@ -29,12 +29,12 @@ What is not the paper's two steps (input checks, the prompt's prefill, the round
 max_new_tokens, the result) is the generation skeleton of `specdec_core.bookkeeping`, shared with
 token trees (`specdec_core.tree`), the exactness lab and batched decoding.
 """
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
 
-from .bookkeeping import Generation, begin
+from .bookkeeping import Generation, begin, score_together
 from .checks import MAX_GAMMA
 from .drafters import Proposal
 from .policies import (
@@ -177,6 +177,12 @@ def judge(g: Generation, drafts: list[int], proposal: Proposal, logits: torch.Te
 
 # --- plain decoding ---------------------------------------------------------------------------------
 
+def plain_token(logits: torch.Tensor, sampling: SamplingConfig, generator: torch.Generator) -> int:
+    """One token of plain decoding from the target's logits (V,): drawn from p, its argmax when greedy."""
+    # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
+    return int(logits.argmax()) if sampling.greedy else sample(to_probs(logits, sampling), generator)
+
+
 @torch.inference_mode()
 def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
                             sampling: SamplingConfig = SamplingConfig(), seed: int | None = None,
@@ -186,12 +192,9 @@ def autoregressive_generate(target, prompt_ids, max_new_tokens: int = 40,
     `prompt_ids` may be a GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and
     eos_token_id. `on_token(token, pass_seconds)` is called as each token appears."""
     request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
-    sampling = request.sampling
     g = begin(target, request)
     while g.running:
-        logits = g.score([g.context[-1]])[0]  # (V,)
-        # greedy: the argmax itself (p would be one-hot on it; building p costs a draft step's tenth)
-        token = int(logits.argmax()) if sampling.greedy else sample(to_probs(logits, sampling), g.generator)
+        token = plain_token(g.score([g.context[-1]])[0], request.sampling, g.generator)
         _, hit_eos = g.commit([], token, "target")
         if on_token is not None:
             on_token(token, g.lm.last_pass_s)
@@ -215,46 +218,109 @@ def speculative_generate(target, drafter, prompt_ids, gamma: int | Policy = 4, m
     GenerationRequest carrying the prompt, max_new_tokens, sampling, seed and eos_token_id."""
     policy = as_policy(gamma)
     request = as_request(prompt_ids, max_new_tokens, sampling, seed, eos_token_id)
-    sampling = request.sampling
     g = begin(target, request, drafter=drafter, max_rounds=max_rounds)
-    length = policy.start()  # this generation's own policy state
-    while g.running:
-        # 1. Draft: as many as the policy asks, never more than the tokens still wanted (a round must
-        # not overshoot max_new_tokens); a policy with a stop test may end the round sooner.
-        planned = _checked_gamma(length.next_gamma(g.context), policy)
-        n_draft = g.room(planned)
-        draft_passes_before = g.session.passes
-        stop_test = _StopTest(length.keep_drafting) if length.keep_drafting is not None and n_draft > 1 else None
-        early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
-        proposal = (g.session.propose(g.context, n_draft, sampling, g.generator, **early) if n_draft > 0
-                    else Proposal([], torch.zeros(0, 0)))
-        drafts = proposal.tokens[:n_draft]
-        draft_stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
-                      STOP_DRAFTER if len(drafts) < n_draft else
-                      STOP_TOKENS_LEFT if n_draft < planned else STOP_GAMMA)
-        # 2. Verify: ONE target pass over the last committed token and all drafts.
-        cache_before = g.lm.length
-        logits = g.score([g.context[-1]] + drafts)  # (n + 1, V)
-        cache_pass = g.lm.length
-        # 3-4. Judge: accepted drafts, then a corrective or bonus token; the cache keeps what was accepted.
-        p, q, v, new, hit_eos = judge(g, drafts, proposal, logits, sampling, rule)
-        cache_after = g.lm.length
-        length.observe(len(drafts), v.n_accepted)
-        r = g.round_record(
-            new, drafts, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, proposal.pass_s,
-            g.session.passes - draft_passes_before, g.lm.last_pass_s,
-            gamma=planned, draft_stop=draft_stop, target_cache=(cache_before, cache_pass, cache_after),
-            draft_cache=g.session.cache_log if drafts else None)
-        if trace:
-            if proposal.logits is not None and len(drafts):  # the drafter's raw confidence per draft
-                raw = proposal.logits[:len(drafts)]
-                r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
-            r.p_top, r.q_top = top_entries(p), top_entries(q) if len(drafts) else []
-            # (n,) alpha at each draft position = sum min(p, q) = 1 - TV(p, q)
-            r.overlap = torch.minimum(p[:len(drafts)], q).sum(-1).tolist() if drafts else []
-            r.residual_top = top_entries(v.residual) if v.residual is not None else None
-        g.end_round(r, hit_eos, on_round)
+    for _ in rounds([g], g.session, policy, request.sampling, rule, trace, on_round):
+        pass  # a batch of one: its rounds are recorded in g
     return g.result(gamma=policy.gamma if isinstance(policy, Constant) else None, policy=policy.name)
+
+
+# --- the rounds: one loop for one row (a chain) or many (a batch) ------------------------------------
+
+def rounds(gens: list[Generation], session, policy: Policy | None, sampling: SamplingConfig, rule: Rule = EXACT,
+           trace: bool = False, on_round: Callable[[RoundTrace], None] | None = None) -> Iterator[list[Generation]]:
+    """Run rounds over generations that share one target cache, a row each, until every one stops; after
+    each round, yield the generations that stopped in it. A round: every running row drafts (`draft_rows`:
+    `session.propose` for one row, `session.propose_rows` for many), ONE target pass scores them all, each
+    row is judged with its own generator and recorded (the full trace when `trace`), and the rows that
+    stopped leave the cache. `session=None` is plain decoding: one token per row per pass, no rounds kept.
+    Each row keeps its own state of `policy` (many rows: a policy without a stop test)."""
+    lm, one_row = gens[0].lm, len(gens) == 1
+    states = {g.row: policy.start() for g in gens} if session is not None else {}
+    while running := [g for g in gens if g.running]:
+        # 1. Draft: as many as each row's policy asks, never more than its tokens still wanted.
+        drafts = draft_rows(session, running, states, policy, sampling, one_row) if session is not None else {}
+        # 2. Verify: ONE target pass over every row's last committed token and its drafts.
+        cache_before = [lm.lengths[g.row] for g in running]
+        logits = score_together(running, [[g.context[-1]] + (drafts[g.row].tokens if drafts else []) for g in running])
+        # 3-4. Judge each row: accepted drafts, then a corrective or bonus token; its cache keeps what was accepted.
+        for g, row_logits, before in zip(running, logits, cache_before):
+            if session is None:
+                g.end_round(None, g.commit([], plain_token(row_logits[0], sampling, g.generator), "target")[1])
+            else:
+                judge_row(g, drafts[g.row], row_logits, states[g.row], sampling, rule, trace, before, on_round)
+        stopped = [g for g in running if not g.running]
+        if stopped and len(stopped) < len(running):  # the others go on: the next passes skip these rows
+            lm.retire([g.row for g in stopped])
+            if session is not None:
+                session.retire([g.row for g in stopped])
+        yield stopped
+
+
+@dataclass
+class Draft:
+    """One row's drafting in a round."""
+    planned: int  # the gamma its policy asked for
+    proposal: Proposal
+    tokens: list[int]  # the drafts judged: the proposal's, at most the row's room
+    stop: str  # why drafting stopped (policies.STOP_REASONS)
+    passes: int  # drafter passes made for this row
+    cache: tuple[int, int, int] | None  # the drafter's cache lengths (one row with a cached drafter), for the trace
+
+
+def draft_rows(session, running: list[Generation], states: dict, policy: Policy, sampling: SamplingConfig,
+               one_row: bool) -> dict[int, Draft]:
+    """Every running row's drafts, by row. One row drafts through `session.propose`, with its policy's stop
+    test (a drafter that reads the target has seen its features); many rows through `session.propose_rows`,
+    one drafter pass per draft position for all of them, each row with its own generator."""
+    planned = {g.row: _checked_gamma(states[g.row].next_gamma(g.context), policy) for g in running}
+    room = {g.row: g.room(planned[g.row]) for g in running}  # a round must not overshoot max_new_tokens
+    wants = {g.row: (g.context, room[g.row]) for g in running if room[g.row] > 0}
+    stop_test, passes_before = None, session.passes
+    if not wants:
+        proposals = {}
+    elif one_row:
+        g, keep_drafting = running[0], states[running[0].row].keep_drafting
+        stop_test = _StopTest(keep_drafting) if keep_drafting is not None and room[g.row] > 1 else None
+        early = {"keep_drafting": stop_test} if stop_test is not None else {}  # only asked of drafters that must stop
+        proposals = {g.row: session.propose(g.context, room[g.row], sampling, g.generator, **early)}
+    else:
+        proposals = session.propose_rows(wants, sampling, {g.row: g.generator for g in running if g.row in wants})
+    out = {}
+    for g in running:
+        n, proposal = room[g.row], proposals.get(g.row, Proposal([], torch.zeros(0, 0)))
+        tokens = proposal.tokens[:n]
+        stop = (STOP_CONFIDENCE if stop_test is not None and stop_test.stopped else
+                STOP_DRAFTER if len(tokens) < n else
+                STOP_TOKENS_LEFT if n < planned[g.row] else STOP_GAMMA)
+        passes = session.passes - passes_before if one_row else len(proposal.pass_s)
+        out[g.row] = Draft(planned[g.row], proposal, tokens, stop, passes,
+                           session.cache_log if one_row and tokens else None)
+    return out
+
+
+def judge_row(g: Generation, d: Draft, logits: torch.Tensor, length, sampling: SamplingConfig, rule: Rule,
+              trace: bool, cache_before: int, on_round: Callable[[RoundTrace], None] | None) -> None:
+    """Steps 3 and 4 for one row after the round's pass gave its `logits` (n + 1, V), its policy state
+    `length` told the verdict, and the round recorded (with the top entries of p, q and the residual when
+    `trace`)."""
+    cache_pass = g.lm.lengths[g.row]
+    p, q, v, new, hit_eos = judge(g, d.tokens, d.proposal, logits, sampling, rule)
+    length.observe(len(d.tokens), v.n_accepted)
+    g.draft_passes += d.passes
+    r = g.round_record(
+        new, d.tokens, v.n_accepted, v, v.q_x, v.p_x, v.accept_prob, v.uniforms, d.proposal.pass_s, d.passes,
+        g.lm.last_pass_s, gamma=d.planned, draft_stop=d.stop,
+        target_cache=(cache_before, cache_pass, g.lm.lengths[g.row]), draft_cache=d.cache)
+    if trace:
+        n = len(d.tokens)
+        if d.proposal.logits is not None and n:  # the drafter's raw confidence per draft
+            raw = d.proposal.logits[:n]
+            r.draft_top, r.draft_margin = confidence(raw, "top").tolist(), confidence(raw, "margin").tolist()
+        r.p_top, r.q_top = top_entries(p), top_entries(q) if n else []
+        # (n,) alpha at each draft position = sum min(p, q) = 1 - TV(p, q)
+        r.overlap = torch.minimum(p[:n], q).sum(-1).tolist() if n else []
+        r.residual_top = top_entries(v.residual) if v.residual is not None else None
+    g.end_round(r, hit_eos, on_round)
 
 
 def _checked_gamma(planned, policy: Policy) -> int:
