@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from . import checks, codes
 from .engine import WRITE, make_engine
-from .errors import BadInput, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
+from .errors import BadInput, RoomLocked, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
 from .questions import Bank
 from .schema import VERDICT_MAX, VOTE_KEY, class_questions, classes, ensure_schema, question_facts, students, votes
 
@@ -28,6 +28,7 @@ MAX_QUESTIONS = 100  # per class
 MAX_STUDENTS = 500  # per class
 MAX_CLASSES = 10_000  # live classes per store (older ones expire first)
 VOTE_BURST, VOTE_WINDOW_S = 10, 10.0  # at most this many accepted votes per student per window
+JOINS_PER_ADDRESS, JOIN_WINDOW_S = 5, 60.0  # default: seats one network address may take per class per window
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class ClassState:
     revealed: bool  # whether the room sees the current round's histogram
     students: int  # joined so far
     answers: int  # votes in the current question's current round
+    locked: bool = False  # the teacher locked the room: no new seats
 
 
 @dataclass(frozen=True)
@@ -189,16 +191,46 @@ class Store:
 
     def join(self, code) -> str:
         """A new student of this class: the opaque student id its votes carry."""
+        return self._join(code, None, None)
+
+    def join_from(self, code, address, per_window: int = JOINS_PER_ADDRESS) -> str:
+        """A new student joining from the network address `address` (the phone page's join): refused
+        (TooManyRequests) when this address already took `per_window` seats of this class in the last
+        JOIN_WINDOW_S seconds. Only a keyed hash of the address is stored."""
+        if not isinstance(address, str) or not address or len(address) > 256:
+            raise BadInput("the address a phone joins from must be a short text")
+        return self._join(code, address, checks.whole(per_window, "the joins per address"))
+
+    def _join(self, code, address, per_window) -> str:
         with self._write() as conn:
             row = self._class(conn, code, lock=True)
+            if row.locked:
+                raise RoomLocked("the teacher has locked this class: no new phones can join now. "
+                                 "Ask the teacher to unlock it")
             joined = conn.execute(select(func.count()).select_from(students)
                                   .where(students.c.class_id == row.id)).scalar()
             if joined >= MAX_STUDENTS:
                 raise TooManyRequests(f"this class is full ({MAX_STUDENTS} students)")
             token, now = codes.new_student_id(), self.clock()
+            seen_from = None if address is None else codes.hash_address(row.teacher_hash, address)
+            if seen_from is not None:
+                recent = conn.execute(select(func.count()).select_from(students).where(
+                    students.c.class_id == row.id, students.c.joined_from == seen_from,
+                    students.c.joined_at > now - JOIN_WINDOW_S)).scalar()
+                if recent >= per_window:
+                    raise TooManyRequests(f"too many phones joined from your network in the last minute "
+                                          f"(at most {per_window}): wait a minute and try again, or ask the teacher")
             conn.execute(students.insert().values(class_id=row.id, token=token, joined_at=now,
-                                                  window_start=now, window_votes=0))
+                                                  window_start=now, window_votes=0, joined_from=seen_from))
             return token
+
+    def lock(self, code, teacher_key, locked=True) -> None:
+        """Lock the room (no new student may join; the seated keep voting), or unlock it (`locked=False`)."""
+        if not isinstance(locked, bool):
+            raise BadInput("locked must be True or False")
+        with self._write() as conn:
+            row = self._teacher_class(conn, code, teacher_key)
+            conn.execute(classes.update().where(classes.c.id == row.id).values(locked=locked))
 
     def vote(self, code, student_id, question_id, option, round=1) -> None:
         """Record this student's answer to the open round; a second vote in the same round replaces
@@ -242,7 +274,7 @@ class Store:
                     votes.c.class_id == row.id, votes.c.question_id == row.question_id,
                     votes.c.round == row.round)).scalar()
             return ClassState(row.code, ids, row.question_id, row.round, bool(row.vote_open), bool(row.revealed),
-                              joined, answers)
+                              joined, answers, bool(row.locked))
 
     def room_version(self, code) -> int:
         """The class's change counter: one more after every change the room sees (open, close, reveal,

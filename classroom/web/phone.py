@@ -11,18 +11,32 @@ read of the class's version and an empty 304, no JSON built. A refusal of the st
 {"error": sentence} with a 4xx status, the same sentences the store gives the Streamlit views.
 Cross-site requests are refused (a POST must be JSON, and come from this origin when the browser
 says where it comes from); the student cookie is SameSite=Strict, HttpOnly, per class.
+
+A join takes a seat: one network address may take at most `joins_per_minute` seats of a class a minute
+(the operator's SPECDEC_CLASS_JOINS_PER_MINUTE, default 5). The address is the connection's peer, or,
+from a proxy the operator trusts (uvicorn's FORWARDED_ALLOW_IPS, by default this machine only), the
+address that proxy reports in X-Forwarded-For.
+
+No request is a 500: every input (body, header, query, cookie) is checked where it is read, and what
+still goes wrong is answered as a JSON sentence by `guarded` (503 when the database fails, 500 with the
+traceback logged for a bug of ours).
 """
+import functools
 import json
+import logging
+import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from .. import codes
-from ..errors import BadInput, ClassError, TooManyRequests, UnknownClass, UnknownStudent, VoteNotOpen
+from ..errors import BadInput, ClassError, RoomLocked, TooManyRequests, UnknownClass, UnknownStudent, VoteNotOpen
+from ..store import JOINS_PER_ADDRESS
 from .view import phone_state
 
 PATH = "/phone"  # the page; its calls live under PATH/api
@@ -37,8 +51,20 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
 }
-STATUS = {UnknownClass: 404, UnknownStudent: 403, VoteNotOpen: 409, TooManyRequests: 429}
+STATUS = {UnknownClass: 404, UnknownStudent: 403, RoomLocked: 403, VoteNotOpen: 409, TooManyRequests: 429}
 UNAVAILABLE = "Class mode is not available on this server"
+JOINS_ENV_VAR = "SPECDEC_CLASS_JOINS_PER_MINUTE"  # the operator's setting: seats per address per class per minute
+log = logging.getLogger(__name__)
+
+
+def joins_per_minute_setting() -> int:
+    """The operator's SPECDEC_CLASS_JOINS_PER_MINUTE (a whole number 1-500), else JOINS_PER_ADDRESS."""
+    raw = os.environ.get(JOINS_ENV_VAR, "").strip()
+    if not raw:
+        return JOINS_PER_ADDRESS
+    if not raw.isdigit() or not 1 <= int(raw) <= 500:
+        raise ValueError(f"{JOINS_ENV_VAR} must be a whole number from 1 to 500 (seats per address per minute)")
+    return int(raw)
 
 
 def phone_url(class_page_url: str, code: str) -> str:
@@ -81,7 +107,18 @@ def same_origin(request: Request) -> bool:
     if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
         return False
     origin = request.headers.get("origin")
-    return origin is None or urlsplit(origin).netloc == request.headers.get("host")
+    if origin is None:
+        return True
+    try:
+        return urlsplit(origin).netloc == request.headers.get("host")
+    except ValueError:  # not a URL at all (say, "http://[")
+        return False
+
+
+def client_address(request: Request) -> str:
+    """The address a request came from: the peer, or what a trusted proxy reported (uvicorn's
+    ProxyHeadersMiddleware has already put it in the scope)."""
+    return request.client.host if request.client and request.client.host else "unknown"
 
 
 async def small_json(request: Request) -> dict:
@@ -93,8 +130,10 @@ async def small_json(request: Request) -> dict:
             raise BadInput(f"the request is longer than {BODY_MAX} bytes")
     try:
         data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError):
         raise BadInput("the request is not JSON") from None
+    except RecursionError:  # "[[[[..." nested deeper than Python's stack, inside the size cap
+        raise BadInput("the request is nested too deeply") from None
     if not isinstance(data, dict):
         raise BadInput("the request is not a JSON object")
     return data
@@ -110,12 +149,33 @@ def class_code(value) -> str:
     return code
 
 
+def guarded(handler):
+    """A route that answers every failure as a JSON sentence: a refusal of the store (4xx), a database
+    that fails (503, one log line), anything else (500, logged with its traceback: a bug to fix)."""
+    @functools.wraps(handler)
+    async def route(self, request: Request) -> Response:
+        try:
+            return await handler(self, request)
+        except (ClassError, Unavailable) as err:
+            return refusal(err)
+        except SQLAlchemyError as err:
+            log.warning("class store failed on %s: %s", request.url.path, type(err).__name__)
+            return JSONResponse({"error": "The class store is busy or down: try again in a moment."},
+                                status_code=503, headers=SECURITY_HEADERS)
+        except Exception:
+            log.exception("the phone route %s failed", request.url.path)
+            return JSONResponse({"error": "Something went wrong on the server: tell the teacher."},
+                                status_code=500, headers=SECURITY_HEADERS)
+    return route
+
+
 class PhoneRoutes:
     """The routes over one store, opened on first use by `open_store()` (a server whose database is down
     still serves the app; the phone is told so)."""
 
-    def __init__(self, open_store):
+    def __init__(self, open_store, joins_per_minute: int = JOINS_PER_ADDRESS):
         self.open_store = open_store
+        self.joins_per_minute = joins_per_minute
 
     def store(self):
         try:
@@ -139,31 +199,27 @@ class PhoneRoutes:
     async def style(self, request: Request) -> Response:
         return Response(STYLE, media_type="text/css; charset=utf-8", headers=SECURITY_HEADERS)
 
+    @guarded
     async def state(self, request: Request) -> Response:
-        try:
-            code = class_code(request.query_params.get("code", ""))
-            student = student_of(request, code)
-            store = self.store()
-            version = await run_in_threadpool(store.room_version, code)
-            if request.headers.get("if-none-match") == etag(version, student):
-                return Response(status_code=304, headers={**SECURITY_HEADERS, "ETag": etag(version, student)})
-            return await run_in_threadpool(self.state_response, store, code, student)
-        except (ClassError, Unavailable) as err:
-            return refusal(err)
+        code = class_code(request.query_params.get("code", ""))
+        student = student_of(request, code)
+        store = self.store()
+        version = await run_in_threadpool(store.room_version, code)
+        if request.headers.get("if-none-match") == etag(version, student):
+            return Response(status_code=304, headers={**SECURITY_HEADERS, "ETag": etag(version, student)})
+        return await run_in_threadpool(self.state_response, store, code, student)
 
+    @guarded
     async def join(self, request: Request) -> Response:
         if not same_origin(request):
             return JSONResponse({"error": "This request did not come from the class page."}, status_code=403)
-        try:
-            code = class_code((await small_json(request)).get("code"))
-            store = self.store()
-            student = student_of(request, code)
-            known = student is not None and await run_in_threadpool(self.joined, store, code, student)
-            if not known:  # this phone has no place in this class yet: one, and only one
-                student = await run_in_threadpool(store.join, code)
-            response = await run_in_threadpool(self.state_response, store, code, student)
-        except (ClassError, Unavailable) as err:
-            return refusal(err)
+        code = class_code((await small_json(request)).get("code"))
+        store = self.store()
+        student = student_of(request, code)
+        known = student is not None and await run_in_threadpool(self.joined, store, code, student)
+        if not known:  # this phone has no place in this class yet: one, and only one
+            student = await run_in_threadpool(store.join_from, code, client_address(request), self.joins_per_minute)
+        response = await run_in_threadpool(self.state_response, store, code, student)
         response.set_cookie(cookie_name(code), student, max_age=COOKIE_MAX_AGE_S, path=PATH, httponly=True,
                             samesite="strict", secure=request.url.scheme == "https")
         return response
@@ -176,21 +232,19 @@ class PhoneRoutes:
         except UnknownStudent:
             return False
 
+    @guarded
     async def vote(self, request: Request) -> Response:
         if not same_origin(request):
             return JSONResponse({"error": "This request did not come from the class page."}, status_code=403)
-        try:
-            data = await small_json(request)
-            code = class_code(data.get("code"))
-            student = student_of(request, code)
-            if student is None:
-                raise UnknownStudent("this phone has not joined this class: join again with the code")
-            store = self.store()
-            await run_in_threadpool(store.vote, code, student, data.get("question"), data.get("option"),
-                                    data.get("round"))
-            return await run_in_threadpool(self.state_response, store, code, student)
-        except (ClassError, Unavailable) as err:
-            return refusal(err)
+        data = await small_json(request)
+        code = class_code(data.get("code"))
+        student = student_of(request, code)
+        if student is None:
+            raise UnknownStudent("this phone has not joined this class: join again with the code")
+        store = self.store()
+        await run_in_threadpool(store.vote, code, student, data.get("question"), data.get("option"),
+                                data.get("round"))
+        return await run_in_threadpool(self.state_response, store, code, student)
 
 
 class Unavailable(Exception):
@@ -203,9 +257,10 @@ SCRIPT = (STATIC / "phone.js").read_text(encoding="utf-8")
 STYLE = (STATIC / "phone.css").read_text(encoding="utf-8")
 
 
-def routes(open_store) -> list[Route]:
-    """The phone's routes, over the store `open_store()` returns (called on each request: cache it)."""
-    phone = PhoneRoutes(open_store)
+def routes(open_store, joins_per_minute: int | None = None) -> list[Route]:
+    """The phone's routes, over the store `open_store()` returns (called on each request: cache it).
+    `joins_per_minute`: seats one address may take per class per minute (None: the operator's setting)."""
+    phone = PhoneRoutes(open_store, joins_per_minute_setting() if joins_per_minute is None else joins_per_minute)
     return [Route(PATH, phone.page, methods=["GET"]),
             Route(f"{PATH}/phone.js", phone.script, methods=["GET"]),
             Route(f"{PATH}/phone.css", phone.style, methods=["GET"]),
