@@ -25,6 +25,7 @@ import functools
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,11 +38,12 @@ from starlette.routing import Route
 from .. import codes
 from ..errors import BadInput, ClassError, RoomLocked, TooManyRequests, UnknownClass, UnknownStudent, VoteNotOpen
 from ..store import JOINS_PER_ADDRESS
-from .view import phone_state
+from .view import personal, room_state
 
 PATH = "/phone"  # the page; its calls live under PATH/api
 POLL_S = 1.5  # how often a waiting phone asks for the state (the page reads it from data-poll)
 BODY_MAX = 1024  # bytes of a request body looked at; anything longer is refused unread
+ROOMS_KEPT = 256  # classes whose room state a server keeps (one entry each, its latest version)
 COOKIE_MAX_AGE_S = 12 * 3600  # a phone stays the same student for a school day
 STATIC = Path(__file__).resolve().parent / "static"
 SECURITY_HEADERS = {
@@ -176,6 +178,10 @@ class PhoneRoutes:
     def __init__(self, open_store, joins_per_minute: int = JOINS_PER_ADDRESS):
         self.open_store = open_store
         self.joins_per_minute = joins_per_minute
+        # The room's part of the state, per class: (version, state). Built once per change the room sees,
+        # not once per phone: when the teacher opens a vote, hundreds of phones ask within a poll interval.
+        self.rooms: dict[str, tuple[int, dict]] = {}
+        self.rooms_lock = threading.Lock()
 
     def store(self):
         try:
@@ -185,10 +191,32 @@ class PhoneRoutes:
         except Exception:  # a database that is down: the operator reads the server log, the room a sentence
             raise Unavailable(f"{UNAVAILABLE} right now: tell the teacher.") from None
 
-    def state_response(self, store, code: str, student: str | None, status: int = 200) -> JSONResponse:
-        state = phone_state(store, code, student)
-        return JSONResponse(state, status_code=status,
-                            headers={**SECURITY_HEADERS, "ETag": etag(state["version"], student if state["joined"] else None)})
+    def room(self, store, code: str) -> dict:
+        """The room's part of the state now: kept per class for its latest version (one indexed read)."""
+        version = store.room_version(code)
+        kept = self.rooms.get(code)
+        if kept is not None and kept[0] >= version:
+            return kept[1]
+        room = room_state(store, code)
+        with self.rooms_lock:
+            if len(self.rooms) >= ROOMS_KEPT and code not in self.rooms:
+                self.rooms.pop(next(iter(self.rooms)))
+            kept = self.rooms.get(code)
+            if kept is None or kept[0] < room["version"]:
+                self.rooms[code] = (room["version"], room)
+        return room
+
+    def state_response(self, store, code: str, student: str | None, voted: tuple | None = None) -> JSONResponse:
+        """The phone's state as JSON. `voted`: (question, round, option) this student's vote just recorded,
+        which is its own vote in the state when that round is still the current one (no read for it)."""
+        room = self.room(store, code)
+        q = room["question"]
+        if voted is not None and q is not None and (q["id"], room["round"]) == voted[:2]:
+            state = {**room, "joined": True, "mine": voted[2]}
+        else:
+            state = personal(store, room, student)
+        return JSONResponse(state, headers={**SECURITY_HEADERS,
+                                            "ETag": etag(state["version"], student if state["joined"] else None)})
 
     async def page(self, request: Request) -> Response:
         return Response(PAGE, media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
@@ -242,9 +270,9 @@ class PhoneRoutes:
         if student is None:
             raise UnknownStudent("this phone has not joined this class: join again with the code")
         store = self.store()
-        await run_in_threadpool(store.vote, code, student, data.get("question"), data.get("option"),
-                                data.get("round"))
-        return await run_in_threadpool(self.state_response, store, code, student)
+        question, option, round_ = data.get("question"), data.get("option"), data.get("round")
+        await run_in_threadpool(store.vote, code, student, question, option, round_)
+        return await run_in_threadpool(self.state_response, store, code, student, (question, round_, option))
 
 
 class Unavailable(Exception):
