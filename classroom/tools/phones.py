@@ -67,6 +67,7 @@ class Phone(threading.Thread):
         self.errors: list[str] = []
         self.outage: list[str] = []  # failures while the server was known to be down (a restart)
         self.down = False
+        self.sending = False  # a vote is on its way (taken off `planned`, its answer not back yet)
         self.requests = 0
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -160,7 +161,7 @@ class Phone(threading.Thread):
             self.fail(f"vote: {status} {state}")
 
     def busy(self) -> bool:
-        return bool(self.planned)
+        return bool(self.planned) or self.sending
 
     def run(self) -> None:
         next_poll = time.monotonic() + self.rng.uniform(0, web.POLL_S)  # phones joined at different moments
@@ -170,7 +171,11 @@ class Phone(threading.Thread):
                 if self.planned and self.planned[0][0] <= min(now, next_poll):
                     with self.lock:
                         _, question, round_, option = self.planned.pop(0)
-                    self.vote(question, round_, option)
+                        self.sending = True
+                    try:
+                        self.vote(question, round_, option)
+                    finally:
+                        self.sending = False
                     continue
                 if now >= next_poll:
                     next_poll += web.POLL_S
