@@ -197,21 +197,32 @@ class PhoneRoutes:
         except Exception:  # a database that is down: the operator reads the server log, the room a sentence
             raise Unavailable(f"{UNAVAILABLE} right now: tell the teacher.") from None
 
-    async def version(self, store, code: str) -> int:
-        """The class's change counter as read at most VERSION_FRESH_S ago (no thread, no database), else now."""
+    def fresh_version(self, code: str) -> int | None:
+        """The class's change counter if it was read less than VERSION_FRESH_S ago, else None."""
         kept = self.versions.get(code)
-        if kept is not None and time.monotonic() - kept[1] < VERSION_FRESH_S:
-            return kept[0]
+        return kept[0] if kept is not None and time.monotonic() - kept[1] < VERSION_FRESH_S else None
+
+    def read_version(self, store, code: str) -> int:
+        """The class's change counter, read now (and kept for the polls of the next VERSION_FRESH_S)."""
         read_at = time.monotonic()
-        version = await run_in_threadpool(store.room_version, code)
-        if len(self.versions) >= ROOMS_KEPT and code not in self.versions:
-            self.versions.pop(next(iter(self.versions)))
-        self.versions[code] = (version, read_at)
+        version = store.room_version(code)
+        with self.rooms_lock:
+            if len(self.versions) >= ROOMS_KEPT and code not in self.versions:
+                self.versions.pop(next(iter(self.versions)))
+            self.versions[code] = (version, read_at)
         return version
 
+    async def version(self, store, code: str) -> int:
+        """The class's change counter as read at most VERSION_FRESH_S ago (no thread, no database), else now."""
+        version = self.fresh_version(code)
+        return version if version is not None else await run_in_threadpool(self.read_version, store, code)
+
     def room(self, store, code: str) -> dict:
-        """The room's part of the state now: kept per class for its latest version (one indexed read)."""
-        version = store.room_version(code)
+        """The room's part of the state: kept per class for its latest version (no read when that version
+        was read less than VERSION_FRESH_S ago)."""
+        version = self.fresh_version(code)
+        if version is None:
+            version = self.read_version(store, code)
         kept = self.rooms.get(code)
         if kept is not None and kept[0] >= version:
             return kept[1]
@@ -289,8 +300,12 @@ class PhoneRoutes:
             raise UnknownStudent("this phone has not joined this class: join again with the code")
         store = self.store()
         question, option, round_ = data.get("question"), data.get("option"), data.get("round")
-        await run_in_threadpool(store.vote, code, student, question, option, round_)
-        return await run_in_threadpool(self.state_response, store, code, student, (question, round_, option))
+        return await run_in_threadpool(self.cast, store, code, student, question, round_, option)
+
+    def cast(self, store, code: str, student: str, question, round_, option) -> JSONResponse:
+        """The vote recorded, answered with the state (one trip to a worker thread for both)."""
+        store.vote(code, student, question, option, round_)
+        return self.state_response(store, code, student, (question, round_, option))
 
 
 class Unavailable(Exception):
