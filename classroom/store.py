@@ -13,7 +13,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -61,12 +61,31 @@ class RoomFacts:
     verdicts: dict[str, tuple[int, str]]  # predict-the-demo question -> (the option the demo decided, why)
 
 
+def _upsert(dialect_insert):
+    insert = dialect_insert(votes)
+    return insert.on_conflict_do_update(index_elements=[votes.c[name] for name in VOTE_KEY],
+                                        set_={"option": insert.excluded.option, "voted_at": insert.excluded.voted_at})
+
+
+# The statements of a vote and a poll, built once: in a vote rush they run hundreds of times a second, and
+# building a statement (SQLAlchemy's coercions, the upsert's `excluded` columns) cost more than running it.
+UPSERT_VOTE = {"sqlite": _upsert(sqlite_insert), "postgresql": _upsert(pg_insert)}
+CLASS_BY_CODE = select(classes).where(classes.c.code == bindparam("code"))
+CLASS_QUERIES = {"plain": CLASS_BY_CODE, "lock": CLASS_BY_CODE.with_for_update(),
+                 "share": CLASS_BY_CODE.with_for_update(read=True)}
+VERSION_BY_CODE = select(classes.c.version).where(classes.c.code == bindparam("code"))
+STUDENT_IN_CLASS = select(students).where(students.c.token == bindparam("token"),
+                                          students.c.class_id == bindparam("class_id"))
+STUDENT_IN_CLASS_LOCKED = STUDENT_IN_CLASS.with_for_update()
+N_OPTIONS = select(class_questions.c.n_options).where(class_questions.c.class_id == bindparam("class_id"),
+                                                      class_questions.c.question_id == bindparam("question_id"))
+COUNT_VOTE = students.update().where(students.c.id == bindparam("who")).values(
+    window_start=bindparam("start"), window_votes=bindparam("count"))
+
+
 def record_vote(conn, values: dict) -> None:
     """Insert a vote, or replace the same student's earlier vote in the same question and round."""
-    insert = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(votes).values(**values)
-    conn.execute(insert.on_conflict_do_update(
-        index_elements=[votes.c[name] for name in VOTE_KEY],
-        set_={"option": insert.excluded.option, "voted_at": insert.excluded.voted_at}))
+    conn.execute(UPSERT_VOTE[conn.dialect.name], values)
 
 
 class Store:
@@ -247,8 +266,7 @@ class Store:
         with self._write() as conn:
             row = self._class(conn, code, share=True)
             # Locked: two votes of one student in two processes must not both pass the rate check.
-            who = conn.execute(select(students).where(students.c.token == student_id,
-                                                      students.c.class_id == row.id).with_for_update()).first()
+            who = conn.execute(STUDENT_IN_CLASS_LOCKED, {"token": student_id, "class_id": row.id}).first()
             if who is None:
                 raise UnknownStudent("this student has not joined this class: join again with the code")
             checks.option(option, self._n_options(conn, row.id, question_id))
@@ -259,8 +277,8 @@ class Store:
             if not fresh and who.window_votes >= VOTE_BURST:
                 raise TooManyRequests(f"too many votes at once: at most {VOTE_BURST} every "
                                       f"{VOTE_WINDOW_S:g} seconds; your last vote counts")
-            conn.execute(students.update().where(students.c.id == who.id).values(
-                window_start=now if fresh else who.window_start, window_votes=1 if fresh else who.window_votes + 1))
+            conn.execute(COUNT_VOTE, {"who": who.id, "start": now if fresh else who.window_start,
+                                      "count": 1 if fresh else who.window_votes + 1})
             record_vote(conn, {"class_id": row.id, "question_id": question_id, "round": round,
                                "student_id": who.id, "option": option, "voted_at": now})
 
@@ -286,7 +304,7 @@ class Store:
         """The class's change counter: one more after every change the room sees (open, close, reveal,
         hide, an answer shown, a verdict). One indexed read: a phone asks it before anything else."""
         with self._read() as conn:
-            version = conn.execute(select(classes.c.version).where(classes.c.code == checks.code(code))).scalar()
+            version = conn.execute(VERSION_BY_CODE, {"code": checks.code(code)}).scalar()
         if version is None:
             raise UnknownClass("no class has this code (it may have ended): check the code on the screen")
         return version
@@ -355,10 +373,9 @@ class Store:
     # --- inside a transaction --------------------------------------------------------------------------
 
     def _class(self, conn, code, lock=False, share=False):
-        query = select(classes).where(classes.c.code == checks.code(code))
-        if lock or share:  # PostgreSQL row locks order the votes against open/close; SQLite's BEGIN IMMEDIATE does
-            query = query.with_for_update(read=share)
-        row = conn.execute(query).first()
+        # PostgreSQL row locks order the votes against open/close; SQLite's BEGIN IMMEDIATE does
+        query = CLASS_QUERIES["lock" if lock else "share" if share else "plain"]
+        row = conn.execute(query, {"code": checks.code(code)}).first()
         if row is None:
             raise UnknownClass("no class has this code (it may have ended): check the code on the screen")
         return row
@@ -370,8 +387,8 @@ class Store:
         return row
 
     def _student(self, conn, class_id, token, lock=False):
-        query = select(students).where(students.c.token == token, students.c.class_id == class_id)
-        who = conn.execute(query.with_for_update() if lock else query).first()
+        params = {"token": token, "class_id": class_id}
+        who = conn.execute(STUDENT_IN_CLASS_LOCKED if lock else STUDENT_IN_CLASS, params).first()
         if who is None:
             raise UnknownStudent("this student has not joined this class: join again with the code")
         return who
@@ -386,9 +403,7 @@ class Store:
         conn.execute(classes.update().where(classes.c.id == class_id).values(version=classes.c.version + 1))
 
     def _n_options(self, conn, class_id, question_id) -> int:
-        n = conn.execute(select(class_questions.c.n_options).where(
-            class_questions.c.class_id == class_id,
-            class_questions.c.question_id == checks.question_id(question_id))).scalar()
+        n = conn.execute(N_OPTIONS, {"class_id": class_id, "question_id": checks.question_id(question_id)}).scalar()
         if n is None:
             raise UnknownQuestion(f"the question {question_id!r} is not in this class")
         return n
