@@ -308,7 +308,7 @@ def run_lesson(phones: int, questions: int | None, change: float, postgres: bool
         room.say(f"ballots: expected {expected} (every phone, every question, both rounds), the phones hold {held}, "
                  f"the store counts {counted}; votes cast {cast} (changes included); tallies exact: "
                  f"{'yes' if exact else 'no'}")
-        room.say("server RSS (MiB) at the start of each question, process 1 then 2 after the restart: "
+        room.say("server RSS (MiB) at the start of each question (q{n+1}: after the last), * process 2 (after the restart): "
                  + ", ".join(f"q{q}:{m:.0f}" + ("*" if n == 2 else "") for q, n, m in rss))
         growth = []
         for n in (1, 2):
@@ -316,7 +316,8 @@ def run_lesson(phones: int, questions: int | None, change: float, postgres: bool
             if len(series) >= 3:
                 growth.append((n, series[1], series[-1], series[-1] / series[1] - 1))
         for n, first, last, g in growth:
-            room.say(f"process {n}: RSS {first:.0f} MiB at its second question → {last:.0f} MiB after its last: {g:+.1%}")
+            room.say(f"process {n}: RSS {first:.0f} MiB at its second question → {last:.0f} MiB at its last "
+                     f"reading: {g:+.1%}")
         errors = room.errors() + getattr(room, "errors_extra", [])
         tracebacks = sum(log.count("Traceback") for log in logs)
         room.say(f"requests {sum(p.requests for p in room.phones)}, failed outside the restart {len(errors)} "
