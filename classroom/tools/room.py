@@ -308,7 +308,7 @@ def run_lesson(phones: int, questions: int | None, change: float, postgres: bool
         room.say(f"ballots: expected {expected} (every phone, every question, both rounds), the phones hold {held}, "
                  f"the store counts {counted}; votes cast {cast} (changes included); tallies exact: "
                  f"{'yes' if exact else 'no'}")
-        room.say("server RSS (MiB) at the start of each question (q{n+1}: after the last), * process 2 (after the restart): "
+        room.say("server RSS (MiB) at the start of each question and after the last, * process 2 (after the restart): "
                  + ", ".join(f"q{q}:{m:.0f}" + ("*" if n == 2 else "") for q, n, m in rss))
         growth = []
         for n in (1, 2):
