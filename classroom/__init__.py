@@ -3,7 +3,8 @@ votes from their phones, the projector shows counts. SQLite by default, PostgreS
 
     store = open_store()                      # SPECDEC_CLASS_DB, else data/classroom.sqlite3
     info = store.create_class(["q1", "q2"])   # info.code for the room, info.teacher_key for the teacher
-    me = store.join(info.code)
+    me = store.join(info.code)                # the phone page calls join_from(code, address): a few seats per address
+    store.lock(info.code, info.teacher_key)   # no new seats (locked=False unlocks)
     store.open_vote(info.code, info.teacher_key, "q1")
     store.vote(info.code, me, "q1", option=2)
     store.tally(info.code, "q1")              # {0: 0, 1: 0, 2: 1, 3: 0}
@@ -15,9 +16,30 @@ PermissionError. A refused call writes nothing.
 from pathlib import Path
 
 from .engine import ENV_VAR, default_url
-from .errors import BadInput, BadOption, ClassError, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
+from .errors import (
+    BadInput,
+    BadOption,
+    ClassError,
+    RoomLocked,
+    TooManyRequests,
+    UnknownClass,
+    UnknownQuestion,
+    UnknownStudent,
+    VoteNotOpen,
+)
 from .questions import BANK_FILE, Bank, Question, bank_from, load_bank
-from .store import MAX_CLASSES, MAX_QUESTIONS, MAX_STUDENTS, RETENTION, ClassInfo, ClassState, RoomFacts, Store
+from .store import (
+    JOIN_WINDOW_S,
+    JOINS_PER_ADDRESS,
+    MAX_CLASSES,
+    MAX_QUESTIONS,
+    MAX_STUDENTS,
+    RETENTION,
+    ClassInfo,
+    ClassState,
+    RoomFacts,
+    Store,
+)
 
 
 def open_store(url: str | None = None, bank: Bank | Path | None = None, clock=None) -> Store:
@@ -33,7 +55,7 @@ def open_store(url: str | None = None, bank: Bank | Path | None = None, clock=No
 
 __all__ = [
     "open_store", "default_url", "ENV_VAR", "Store", "ClassInfo", "ClassState", "RoomFacts", "Bank", "Question", "load_bank",
-    "bank_from", "BANK_FILE", "RETENTION", "MAX_STUDENTS", "MAX_QUESTIONS", "MAX_CLASSES",
-    "ClassError", "BadInput", "BadOption", "TooManyRequests", "UnknownClass", "UnknownQuestion", "UnknownStudent",
+    "bank_from", "BANK_FILE", "RETENTION", "JOINS_PER_ADDRESS", "JOIN_WINDOW_S", "MAX_STUDENTS", "MAX_QUESTIONS", "MAX_CLASSES",
+    "ClassError", "BadInput", "BadOption", "RoomLocked", "TooManyRequests", "UnknownClass", "UnknownQuestion", "UnknownStudent",
     "VoteNotOpen",
 ]

@@ -34,5 +34,9 @@ class BadOption(ClassError):
     """The option index is outside the question's options."""
 
 
+class RoomLocked(ClassError):
+    """The teacher locked the room: no new student may join (those seated still vote)."""
+
+
 class TooManyRequests(ClassError):
-    """A flood: too many votes from one student, too many students in a class, too many classes."""
+    """A flood: too many votes from one student, too many joins from one address, a full class, too many classes."""

@@ -24,7 +24,7 @@ from sqlalchemy import (
 
 from .errors import ClassError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 VERDICT_MAX = 500  # characters of a demo's verdict sentence
 metadata = MetaData()
@@ -48,6 +48,7 @@ classes = Table(
     # One more after every change the room sees (a vote opened, closed, revealed, hidden, an answer shown,
     # a demo's verdict): a phone that already has this version has nothing new to fetch.
     Column("version", Integer, nullable=False, default=0),
+    Column("locked", Boolean, nullable=False, default=False),  # the teacher locked the room: no new seats
 )
 
 class_questions = Table(
@@ -70,6 +71,9 @@ students = Table(
     # The rate limit's window lives in the database, so it holds across server processes.
     Column("window_start", Float, nullable=False),
     Column("window_votes", Integer, nullable=False, default=0),
+    # A keyed hash of the network address a phone joined from (None: joined through the store's API), so
+    # one address takes only a few seats a minute; the address itself is never stored.
+    Column("joined_from", String(64)),
 )
 
 votes = Table(
@@ -103,8 +107,14 @@ def _add_version_column(conn) -> None:
     conn.execute(text("ALTER TABLE classes ADD COLUMN version INTEGER NOT NULL DEFAULT 0"))
 
 
+def _add_lock_and_join_address(conn) -> None:
+    """Version 2 to 3: a class's lock, and the address hash each phone joined from."""
+    conn.execute(text("ALTER TABLE classes ADD COLUMN locked BOOLEAN NOT NULL DEFAULT FALSE"))
+    conn.execute(text("ALTER TABLE students ADD COLUMN joined_from VARCHAR(64)"))
+
+
 # Upgrade steps: UPGRADES[v](conn) takes a version-v database to v + 1.
-UPGRADES: dict = {1: _add_version_column}
+UPGRADES: dict = {1: _add_version_column, 2: _add_lock_and_join_address}
 
 VOTE_KEY = ("class_id", "question_id", "round", "student_id")
 

@@ -7,19 +7,20 @@ Every mutating call is one transaction that checks everything before it writes: 
 """
 import csv
 import io
+import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from . import checks, codes
 from .engine import WRITE, make_engine
-from .errors import BadInput, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
+from .errors import BadInput, RoomLocked, TooManyRequests, UnknownClass, UnknownQuestion, UnknownStudent, VoteNotOpen
 from .questions import Bank
 from .schema import VERDICT_MAX, VOTE_KEY, class_questions, classes, ensure_schema, question_facts, students, votes
 
@@ -28,6 +29,7 @@ MAX_QUESTIONS = 100  # per class
 MAX_STUDENTS = 500  # per class
 MAX_CLASSES = 10_000  # live classes per store (older ones expire first)
 VOTE_BURST, VOTE_WINDOW_S = 10, 10.0  # at most this many accepted votes per student per window
+JOINS_PER_ADDRESS, JOIN_WINDOW_S = 5, 60.0  # default: seats one network address may take per class per window
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class ClassState:
     revealed: bool  # whether the room sees the current round's histogram
     students: int  # joined so far
     answers: int  # votes in the current question's current round
+    locked: bool = False  # the teacher locked the room: no new seats
 
 
 @dataclass(frozen=True)
@@ -58,19 +61,43 @@ class RoomFacts:
     verdicts: dict[str, tuple[int, str]]  # predict-the-demo question -> (the option the demo decided, why)
 
 
+def _upsert(dialect_insert):
+    insert = dialect_insert(votes)
+    return insert.on_conflict_do_update(index_elements=[votes.c[name] for name in VOTE_KEY],
+                                        set_={"option": insert.excluded.option, "voted_at": insert.excluded.voted_at})
+
+
+# The statements of a vote and a poll, built once: in a vote rush they run hundreds of times a second, and
+# building a statement (SQLAlchemy's coercions, the upsert's `excluded` columns) cost more than running it.
+UPSERT_VOTE = {"sqlite": _upsert(sqlite_insert), "postgresql": _upsert(pg_insert)}
+CLASS_BY_CODE = select(classes).where(classes.c.code == bindparam("code"))
+CLASS_QUERIES = {"plain": CLASS_BY_CODE, "lock": CLASS_BY_CODE.with_for_update(),
+                 "share": CLASS_BY_CODE.with_for_update(read=True)}
+VERSION_BY_CODE = select(classes.c.version).where(classes.c.code == bindparam("code"))
+STUDENT_IN_CLASS = select(students).where(students.c.token == bindparam("token"),
+                                          students.c.class_id == bindparam("class_id"))
+STUDENT_IN_CLASS_LOCKED = STUDENT_IN_CLASS.with_for_update()
+N_OPTIONS = select(class_questions.c.n_options).where(class_questions.c.class_id == bindparam("class_id"),
+                                                      class_questions.c.question_id == bindparam("question_id"))
+COUNT_VOTE = students.update().where(students.c.id == bindparam("who")).values(
+    window_start=bindparam("start"), window_votes=bindparam("count"))
+
+
 def record_vote(conn, values: dict) -> None:
     """Insert a vote, or replace the same student's earlier vote in the same question and round."""
-    insert = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)(votes).values(**values)
-    conn.execute(insert.on_conflict_do_update(
-        index_elements=[votes.c[name] for name in VOTE_KEY],
-        set_={"option": insert.excluded.option, "voted_at": insert.excluded.voted_at}))
+    conn.execute(UPSERT_VOTE[conn.dialect.name], values)
 
 
 class Store:
-    """The class store on one database. Thread-safe: it holds only the engine (a pool) and the bank."""
+    """The class store on one database. Thread-safe: it holds the engine (a pool), the bank, and (SQLite)
+    the lock its writing threads take turns on."""
 
     def __init__(self, url: str, bank: Bank, clock=time.time):
         self.engine = make_engine(url)
+        # SQLite has one writer. Threads of this process take turns here, in order, rather than each
+        # polling the database's lock with growing sleeps (its busy handler: the long tail of a vote rush).
+        # Writers in other processes still wait through the busy timeout.
+        self._one_writer = threading.Lock() if self.engine.dialect.name == "sqlite" else nullcontext()
         self.bank = bank
         self.clock = clock  # seconds since the epoch; tests pass their own
         try:
@@ -82,7 +109,7 @@ class Store:
 
     @contextmanager
     def _transaction(self, write: bool):
-        with self.engine.connect() as conn:
+        with self._one_writer if write else nullcontext(), self.engine.connect() as conn:
             if write:
                 conn.execution_options(**WRITE)  # SQLite: BEGIN IMMEDIATE (see engine.py)
             with conn.begin():
@@ -189,16 +216,46 @@ class Store:
 
     def join(self, code) -> str:
         """A new student of this class: the opaque student id its votes carry."""
+        return self._join(code, None, None)
+
+    def join_from(self, code, address, per_window: int = JOINS_PER_ADDRESS) -> str:
+        """A new student joining from the network address `address` (the phone page's join): refused
+        (TooManyRequests) when this address already took `per_window` seats of this class in the last
+        JOIN_WINDOW_S seconds. Only a keyed hash of the address is stored."""
+        if not isinstance(address, str) or not address or len(address) > 256:
+            raise BadInput("the address a phone joins from must be a short text")
+        return self._join(code, address, checks.whole(per_window, "the joins per address"))
+
+    def _join(self, code, address, per_window) -> str:
         with self._write() as conn:
             row = self._class(conn, code, lock=True)
+            if row.locked:
+                raise RoomLocked("the teacher has locked this class: no new phones can join now. "
+                                 "Ask the teacher to unlock it")
             joined = conn.execute(select(func.count()).select_from(students)
                                   .where(students.c.class_id == row.id)).scalar()
             if joined >= MAX_STUDENTS:
                 raise TooManyRequests(f"this class is full ({MAX_STUDENTS} students)")
             token, now = codes.new_student_id(), self.clock()
+            seen_from = None if address is None else codes.hash_address(row.teacher_hash, address)
+            if seen_from is not None:
+                recent = conn.execute(select(func.count()).select_from(students).where(
+                    students.c.class_id == row.id, students.c.joined_from == seen_from,
+                    students.c.joined_at > now - JOIN_WINDOW_S)).scalar()
+                if recent >= per_window:
+                    raise TooManyRequests(f"too many phones joined from your network in the last minute "
+                                          f"(at most {per_window}): wait a minute and try again, or ask the teacher")
             conn.execute(students.insert().values(class_id=row.id, token=token, joined_at=now,
-                                                  window_start=now, window_votes=0))
+                                                  window_start=now, window_votes=0, joined_from=seen_from))
             return token
+
+    def lock(self, code, teacher_key, locked=True) -> None:
+        """Lock the room (no new student may join; the seated keep voting), or unlock it (`locked=False`)."""
+        if not isinstance(locked, bool):
+            raise BadInput("locked must be True or False")
+        with self._write() as conn:
+            row = self._teacher_class(conn, code, teacher_key)
+            conn.execute(classes.update().where(classes.c.id == row.id).values(locked=locked))
 
     def vote(self, code, student_id, question_id, option, round=1) -> None:
         """Record this student's answer to the open round; a second vote in the same round replaces
@@ -209,8 +266,7 @@ class Store:
         with self._write() as conn:
             row = self._class(conn, code, share=True)
             # Locked: two votes of one student in two processes must not both pass the rate check.
-            who = conn.execute(select(students).where(students.c.token == student_id,
-                                                      students.c.class_id == row.id).with_for_update()).first()
+            who = conn.execute(STUDENT_IN_CLASS_LOCKED, {"token": student_id, "class_id": row.id}).first()
             if who is None:
                 raise UnknownStudent("this student has not joined this class: join again with the code")
             checks.option(option, self._n_options(conn, row.id, question_id))
@@ -221,8 +277,8 @@ class Store:
             if not fresh and who.window_votes >= VOTE_BURST:
                 raise TooManyRequests(f"too many votes at once: at most {VOTE_BURST} every "
                                       f"{VOTE_WINDOW_S:g} seconds; your last vote counts")
-            conn.execute(students.update().where(students.c.id == who.id).values(
-                window_start=now if fresh else who.window_start, window_votes=1 if fresh else who.window_votes + 1))
+            conn.execute(COUNT_VOTE, {"who": who.id, "start": now if fresh else who.window_start,
+                                      "count": 1 if fresh else who.window_votes + 1})
             record_vote(conn, {"class_id": row.id, "question_id": question_id, "round": round,
                                "student_id": who.id, "option": option, "voted_at": now})
 
@@ -242,13 +298,13 @@ class Store:
                     votes.c.class_id == row.id, votes.c.question_id == row.question_id,
                     votes.c.round == row.round)).scalar()
             return ClassState(row.code, ids, row.question_id, row.round, bool(row.vote_open), bool(row.revealed),
-                              joined, answers)
+                              joined, answers, bool(row.locked))
 
     def room_version(self, code) -> int:
         """The class's change counter: one more after every change the room sees (open, close, reveal,
         hide, an answer shown, a verdict). One indexed read: a phone asks it before anything else."""
         with self._read() as conn:
-            version = conn.execute(select(classes.c.version).where(classes.c.code == checks.code(code))).scalar()
+            version = conn.execute(VERSION_BY_CODE, {"code": checks.code(code)}).scalar()
         if version is None:
             raise UnknownClass("no class has this code (it may have ended): check the code on the screen")
         return version
@@ -317,10 +373,9 @@ class Store:
     # --- inside a transaction --------------------------------------------------------------------------
 
     def _class(self, conn, code, lock=False, share=False):
-        query = select(classes).where(classes.c.code == checks.code(code))
-        if lock or share:  # PostgreSQL row locks order the votes against open/close; SQLite's BEGIN IMMEDIATE does
-            query = query.with_for_update(read=share)
-        row = conn.execute(query).first()
+        # PostgreSQL row locks order the votes against open/close; SQLite's BEGIN IMMEDIATE does
+        query = CLASS_QUERIES["lock" if lock else "share" if share else "plain"]
+        row = conn.execute(query, {"code": checks.code(code)}).first()
         if row is None:
             raise UnknownClass("no class has this code (it may have ended): check the code on the screen")
         return row
@@ -332,8 +387,8 @@ class Store:
         return row
 
     def _student(self, conn, class_id, token, lock=False):
-        query = select(students).where(students.c.token == token, students.c.class_id == class_id)
-        who = conn.execute(query.with_for_update() if lock else query).first()
+        params = {"token": token, "class_id": class_id}
+        who = conn.execute(STUDENT_IN_CLASS_LOCKED if lock else STUDENT_IN_CLASS, params).first()
         if who is None:
             raise UnknownStudent("this student has not joined this class: join again with the code")
         return who
@@ -348,9 +403,7 @@ class Store:
         conn.execute(classes.update().where(classes.c.id == class_id).values(version=classes.c.version + 1))
 
     def _n_options(self, conn, class_id, question_id) -> int:
-        n = conn.execute(select(class_questions.c.n_options).where(
-            class_questions.c.class_id == class_id,
-            class_questions.c.question_id == checks.question_id(question_id))).scalar()
+        n = conn.execute(N_OPTIONS, {"class_id": class_id, "question_id": checks.question_id(question_id)}).scalar()
         if n is None:
             raise UnknownQuestion(f"the question {question_id!r} is not in this class")
         return n

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import serve  # noqa: E402
+from classroom.tools import serve  # noqa: E402
 
 SERVER_NS, PHONE_NS = "specdec-demo-server", "specdec-demo-phone"
 SERVER_IP, PHONE_IP = "10.231.0.1", "10.231.0.2"

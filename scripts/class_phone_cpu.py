@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import classroom  # noqa: E402
-from tests import serve  # noqa: E402
+from classroom.tools import serve  # noqa: E402
 from ui.server import class_demos  # noqa: E402
 
 TIMEOUT_MS = 240_000

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import classroom  # noqa: E402
-from tests import serve  # noqa: E402
-from tests.pg import temporary_postgres  # noqa: E402
+from classroom.tools import serve  # noqa: E402
+from classroom.tools.pg import temporary_postgres  # noqa: E402
 from ui.server import class_demos  # noqa: E402
 from ui.server.join_link import PUBLIC_URL_ENV  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Debian's PostgreSQL server binaries for the class store's tests (tests/classroom/ start a throwaway server
-# with initdb and pg_ctl through tests/pg.py; no server is left running, none is configured).
+# with initdb and pg_ctl through classroom/tools/pg.py; no server is left running, none is configured).
 # Installs them when initdb is missing; without them the PostgreSQL half of those tests is skipped.
 set -euo pipefail
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; then

@@ -41,8 +41,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests import serve  # noqa: E402
-from tests.serve import CHROMIUM, IDLE, RUN_NUMBER_JS  # noqa: E402
+from classroom.tools import serve  # noqa: E402
+from classroom.tools.serve import CHROMIUM, IDLE, RUN_NUMBER_JS  # noqa: E402
 
 CHROMIUM_ARGS = [*serve.CHROMIUM_ARGS, "--disable-dev-shm-usage"]  # many browsers at once: /dev/shm is small
 ERROR_SELECTORS = ('[data-testid="stException"]', 'text="This app has encountered an error"')
@@ -67,7 +67,7 @@ def machine_cpu() -> tuple[float, float]:
 # --- the server ---------------------------------------------------------------------------------------
 
 class Server(serve.Server):
-    """The app on a local port (`tests.serve.Server`: no file watcher), its memory sampled twice a second."""
+    """The app on a local port (`classroom.tools.serve.Server`: no file watcher), its memory sampled twice a second."""
 
     def __init__(self, port: int, env: dict, log_path: Path):
         super().__init__(log_path, port, env, address="127.0.0.1")
@@ -181,7 +181,7 @@ class Student:
 
 
 async def wait_idle(page, after_action: bool) -> None:
-    """As tests.serve.wait_idle: after an action, until the page has drawn a later run than the one
+    """As classroom.tools.serve.wait_idle: after an action, until the page has drawn a later run than the one
     the last wait ended on, and is idle (no time window: a rerun may start seconds after a click here)."""
     seen = await page.evaluate("() => window.__specdecSeenRun || 0") if after_action else 0
     await page.wait_for_function(f"seen => ({RUN_NUMBER_JS})() > seen && document.querySelector({IDLE!r}) !== null",

@@ -35,18 +35,12 @@ def results(store, state, question, facts) -> dict:
             "by_demo": verdict is not None}
 
 
-def phone_state(store, code: str, student: str | None) -> dict:
-    """The class `code` as the phone of `student` (None: not joined) shows it now."""
+def room_state(store, code: str) -> dict:
+    """The class `code` as every phone shows it now, before any phone's own part (`joined`, `mine`): the
+    same for the whole room at one `version`, so a server may keep it for that version."""
     facts = store.facts(code)  # first: a change between this read and the next is fetched at the next poll
     state = store.state(code)
-    joined = False
-    if student is not None:
-        try:
-            store.check_student(code, student)
-            joined = True
-        except UnknownStudent:
-            pass
-    out = {"code": state.code, "version": facts.version, "joined": joined, "question": None,
+    out = {"code": state.code, "version": facts.version, "joined": False, "question": None,
            "round": state.round, "open": state.open, "revealed": state.revealed, "mine": None, "results": None}
     if state.question_id is None:
         return out
@@ -54,8 +48,29 @@ def phone_state(store, code: str, student: str | None) -> dict:
     ids = state.question_ids
     out["question"] = {"id": question.id, "prompt": question.prompt, "options": list(question.options),
                        "position": ids.index(question.id) + 1 if question.id in ids else 1, "total": len(ids)}
-    if joined:
-        out["mine"] = store.ballot(code, student, question.id, state.round or 1)
     if state.revealed:
         out["results"] = results(store, state, question, facts)
     return out
+
+
+def personal(store, room: dict, student: str | None) -> dict:
+    """`room` (a room_state) as the phone of `student` (None: not joined) shows it: whether it joined,
+    and its own vote in the current question and round."""
+    out = dict(room)
+    if student is None:
+        return out
+    try:
+        question = room["question"]["id"] if room["question"] else None
+        if question is None:
+            store.check_student(room["code"], student)
+        else:
+            out["mine"] = store.ballot(room["code"], student, question, room["round"] or 1)
+        out["joined"] = True
+    except UnknownStudent:
+        pass
+    return out
+
+
+def phone_state(store, code: str, student: str | None) -> dict:
+    """The class `code` as the phone of `student` (None: not joined) shows it now."""
+    return personal(store, room_state(store, code), student)

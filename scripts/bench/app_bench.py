@@ -30,8 +30,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from tests import serve  # noqa: E402
-from tests.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from classroom.tools import serve  # noqa: E402
+from classroom.tools.serve import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 TIMEOUT_MS = 300_000
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests import serve  # noqa: E402
+from classroom.tools import serve  # noqa: E402
 from ui.content import chapters  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 720}  # a classroom projector

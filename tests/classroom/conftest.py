@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 import classroom
+from classroom.tools.pg import PostgresMissing, temporary_postgres
 from tests.classroom.support import BANK_RAW
-from tests.pg import PostgresMissing, temporary_postgres
 
 BANKS = itertools.count()
 

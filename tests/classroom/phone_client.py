@@ -23,14 +23,16 @@ def free_port() -> int:
 
 
 class PhoneServer:
-    """classroom/web's routes and middleware over `open_store`, served by uvicorn in a thread on a free port."""
+    """classroom/web's routes and middleware over `open_store`, served by uvicorn in a thread on a free port.
+    `forwarded_allow_ips`: the proxies whose X-Forwarded-For is believed (uvicorn's default: this machine)."""
 
-    def __init__(self, open_store):
-        app = Starlette(routes=web.routes(open_store), middleware=[Middleware(web.OldJoinLinks)])
+    def __init__(self, open_store, joins_per_minute: int | None = None, forwarded_allow_ips: str | None = None):
+        app = Starlette(routes=web.routes(open_store, joins_per_minute),
+                        middleware=[Middleware(web.OldJoinLinks)])
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    lifespan="off"))
+                                                    lifespan="off", forwarded_allow_ips=forwarded_allow_ips))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> "PhoneServer":

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from classroom import store as store_module
 from classroom.schema import votes
-from tests.classroom.crowd import run_room
+from classroom.tools.crowd import run_room
 
 
 def test_sixty_students_from_five_processes(url):

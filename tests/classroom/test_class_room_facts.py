@@ -105,16 +105,22 @@ def test_expiry_takes_the_room_facts_with_the_class(room, clock):
 def test_a_version_1_database_is_upgraded_in_place(url, bank):
     store = classroom.open_store(url, bank=bank)
     info = store.create_class(["q-four"])
-    with store.engine.begin() as conn:  # back to version 1: no change counter, no facts table
+    with store.engine.begin() as conn:  # back to version 1: no change counter, no facts table, no lock
         conn.execute(text("DROP TABLE question_facts"))
         conn.execute(text("ALTER TABLE classes DROP COLUMN version"))
+        conn.execute(text("ALTER TABLE classes DROP COLUMN locked"))
+        conn.execute(text("ALTER TABLE students DROP COLUMN joined_from"))
         conn.execute(schema.schema_version.update().values(version=1))
     store.close()
     upgraded = classroom.open_store(url, bank=bank)
     with upgraded.engine.connect() as conn:
-        assert conn.execute(select(schema.schema_version.c.version)).scalar() == schema.SCHEMA_VERSION == 2
+        assert conn.execute(select(schema.schema_version.c.version)).scalar() == schema.SCHEMA_VERSION == 3
     assert upgraded.room_version(info.code) == 0  # the class kept, its counter starting from nothing
     upgraded.open_vote(info.code, info.teacher_key, "q-four")
     upgraded.show_answer(info.code, info.teacher_key, "q-four")
     assert upgraded.facts(info.code) == classroom.RoomFacts(2, frozenset({"q-four"}), {})
+    assert upgraded.state(info.code).locked is False
+    upgraded.join_from(info.code, "192.0.2.7")  # the new columns in use
+    upgraded.lock(info.code, info.teacher_key)
+    assert upgraded.state(info.code).locked is True
     upgraded.close()

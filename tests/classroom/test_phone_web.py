@@ -3,15 +3,23 @@ PostgreSQL: a phone joins once per device, votes, changes its vote, reloads; an 
 304; the right answer never reaches a phone before the room may see it; every refusal is a sentence with
 a 4xx status and writes nothing; the page builds no HTML from text."""
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from classroom import web
+from classroom.web import phone as phone_routes
 from tests.classroom.phone_client import Phone, PhoneServer
 from tests.classroom.support import snapshot
 
 STATIC = Path(web.__file__).resolve().parent / "static"
+
+
+def moved() -> None:
+    """After a teacher's move: polls within VERSION_FRESH_S of the last read of the class's version share
+    that read, so the move reaches a phone's next poll after that long."""
+    time.sleep(phone_routes.VERSION_FRESH_S)
 
 
 @pytest.fixture
@@ -63,10 +71,12 @@ def test_an_unchanged_class_answers_304_and_a_teacher_move_reaches_the_phone(roo
     Phone(server.url, info.code).join()
     assert phone.state().status == 304
     store.close_vote(info.code, info.teacher_key)
+    moved()
     state = phone.state().json()
     assert state["open"] is False and state["mine"] == 1
     assert phone.state().status == 304
     store.open_vote(info.code, info.teacher_key, "q-two")
+    moved()
     state = phone.state().json()
     assert state["question"]["id"] == "q-two" and state["question"]["position"] == 2 and state["mine"] is None
 
@@ -80,8 +90,10 @@ def test_the_right_answer_reaches_a_phone_only_when_the_room_may_see_it(room):
     phone.vote("q-four", 3)
     phone.state()
     store.close_vote(info.code, info.teacher_key)
+    moved()
     phone.state()
     store.reveal(info.code, info.teacher_key)
+    moved()
     revealed = phone.state().json()
     assert revealed["results"]["rounds"] == [{"round": 1, "counts": [0, 0, 0, 1]}]
     assert revealed["results"]["right"] is None and revealed["results"]["why"] is None
@@ -91,6 +103,7 @@ def test_the_right_answer_reaches_a_phone_only_when_the_room_may_see_it(room):
     assert not re.search(r'"answer"', everything)
 
     store.show_answer(info.code, info.teacher_key, "q-four")  # the teacher's "Show the right answer"
+    moved()
     shown = phone.state().json()["results"]
     assert shown["right"] == q.answer == 1 and shown["why"] == q.explanation
 
@@ -103,8 +116,10 @@ def test_a_demo_question_is_decided_by_its_verdict_only(served):
     phone.join()
     phone.vote("q-demo", 0)
     store.reveal(info.code, info.teacher_key)
+    moved()
     assert phone.state().json()["results"]["right"] is None  # the file's answer is not the demo's
     store.record_verdict(info.code, info.teacher_key, "q-demo", 1, "The demo ran: y.")
+    moved()
     results = phone.state().json()["results"]
     assert (results["right"], results["why"], results["by_demo"]) == (1, "The demo ran: y.", True)
 

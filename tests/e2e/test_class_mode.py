@@ -16,7 +16,7 @@ import time
 import accessibility
 import pytest
 
-from tests import serve
+from classroom.tools import serve
 from tests.e2e.test_browser import SCRIPT_TIMEOUT_MS, SHOTS, assert_no_exception, pytestmark
 
 __all__ = ["pytestmark"]  # skipped, like the other browser tests, where no Chromium is found

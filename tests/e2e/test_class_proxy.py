@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
+from classroom.tools.pg import PostgresMissing, bin_dir
 from tests.e2e.test_browser import pytestmark as needs_chromium
-from tests.pg import PostgresMissing, bin_dir
 from tests.scripts import load_script
 
 
@@ -24,6 +24,9 @@ def test_the_template_fills_and_nginx_accepts_it(script, tmp_path):
     text = script.nginx_config("127.0.0.1:18080", tmp_path, [18501, 18502])
     assert "server 127.0.0.1:18501;" in text and '"127.0.0.1:18502" 127.0.0.1:18502;' in text
     assert "proxy_set_header Upgrade $http_upgrade;" in text and "listen 127.0.0.1:18080;" in text
+    # Every location hands the app the phone's own address (what it counts seats by), never a client's claim.
+    assert text.count("proxy_set_header X-Forwarded-For $remote_addr;") == text.count("location ") == 2
+    assert "$proxy_add_x_forwarded_for" not in text
     (tmp_path / "nginx.conf").write_text(text)
     checked = subprocess.run([script.nginx_binary(), "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
                              capture_output=True, text=True)

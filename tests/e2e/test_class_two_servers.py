@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests import serve
+from classroom.tools import serve
 from tests.classroom.phone_client import Phone
 from tests.e2e.test_browser import SCRIPT_TIMEOUT_MS, pytestmark
 

@@ -161,7 +161,7 @@ def class_panel(code: str, key: str) -> None:
     controls(code, key, s, q, ids, current, facts)
     if error := st.session_state.pop("cm_error", None):
         st.error(error)
-    teacher_count(code)
+    teacher_count(code, key)
     if current and s.revealed and facts is not None:
         class_views.show_results(q, results(store(), s, q, facts), big=True, key="cm_teacher_hist")
     if q.demo is not None:
@@ -209,17 +209,26 @@ def controls(code, key, s, q, ids, current, facts) -> None:
 
 
 @st.fragment(run_every=POLL_S)
-def teacher_count(code: str) -> None:
-    """The count of answers arriving, polled."""
+def teacher_count(code: str, key: str) -> None:
+    """The count of phones joined and of answers arriving, polled; the room's lock."""
     layout.run_marker()
     s, error = attempt(store().state, code)
     if error:
         st.error(error)
         return
-    c = st.columns(3)
+    c = st.columns([2, 2, 3, 2], vertical_alignment="center")
     c[0].metric("Students joined", s.students)
     c[1].metric("Answers in this vote", s.answers if s.question_id else "—")
     c[2].markdown(f"**{class_views.status_line(s)}**")
+    if s.locked:
+        c[3].button("Unlock room", key="cm_unlock", icon=":material/lock_open:", width="stretch",
+                    on_click=act, args=(store().lock, code, key, False),
+                    help="Phones may join again (each network address a few seats a minute).")
+        c[3].caption("Room locked: no new phones can join; the joined keep voting.")
+    else:
+        c[3].button("Lock room", key="cm_lock", icon=":material/lock:", width="stretch",
+                    on_click=act, args=(store().lock, code, key, True),
+                    help="No new phones can join (the joined keep voting): lock it once the room is in.")
 
 
 def demo_panel(code: str, key: str, q) -> None:
