@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from classroom.tools.serve import CHROMIUM
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "bench"))
-from load_test import CHROMIUM  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                 reason=f"no Chromium at {CHROMIUM} (run scripts/ensure_chromium.sh)")
