@@ -12,7 +12,7 @@ def test_impact_shootout_measures_every_drafter(pair):
     assert not at.exception
     rows = at.session_state["im_result"]["out"]["rows"]
     assert [r["drafter"] for r in rows] == [f"model: {label}" for label in pair.drafts] + [
-        "reads the target: Medusa heads", "reads the target: EAGLE drafter",
+        "reads the target: Medusa heads", "reads the target: EAGLE drafter", "reads the target: EAGLE-3 drafter",
         NgramDrafter().name, UnigramDrafter().name]
     assert all(r["speedup"] > 0 and r["tokens_per_pass"] >= 1 for r in rows)
     assert next(r for r in rows if r["drafter"] == NgramDrafter().name)["draft_passes_per_token"] == 0

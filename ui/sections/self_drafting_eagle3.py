@@ -12,17 +12,18 @@ from ui.widgets import palette, tables
 
 BENCH = Path(__file__).resolve().parents[2] / "assets" / "models" / "shakespeare-heads" / "eagle3_bench.json"
 DISTILLED, EAGLE1, EAGLE3 = "distilled draft", "EAGLE drafter", "EAGLE-3 drafter"
-ABLATION = {  # the stored variants, in the order of the changes (tools/train/eagle3.py); the last is the shipped drafter
-    "ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
-    "ablation: ttt": "+ training-time test (3 steps, CE only)",
-    "ablation: vocab": "+ reduced vocabulary (1,024 tokens)",
-    EAGLE3: "EAGLE-3 drafter: + reduced vocabulary (2,048 tokens)",
-}
+ABLATION = [f"ablation: {v}" for v in ("eagle1", "ttt", "vocab")] + [EAGLE3]  # in the order of the changes
+OFFLINE = {"eagle1": "ablation: eagle1", "ttt": "ablation: ttt", "vocab": "ablation: vocab", "vocab2048": EAGLE3}
 
 
-OFFLINE = {"eagle1": "control", "ttt": "+ TTT", "vocab": "+ 1,024-token vocabulary",
-           "vocab2048": "+ 2,048-token vocabulary (shipped)", "fused": "+ 1,024-token vocabulary + fusion of layers 2, 4 and "
-           "the top"}
+def variant_name(bench: dict, label: str) -> str:
+    """What one stored variant changed, in words, its sizes read from its training settings."""
+    settings = bench.get("training", {}).get(label, {}).get("settings", {})
+    vocab, steps = settings.get("draft_vocab", 0), settings.get("ttt_steps", 0)
+    return {"ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
+            "ablation: ttt": f"+ training-time test ({steps} steps, CE only)",
+            "ablation: vocab": f"+ reduced vocabulary ({vocab:,} tokens)",
+            EAGLE3: f"EAGLE-3 drafter: + reduced vocabulary ({vocab:,} tokens, shipped)"}.get(label, label)
 
 
 @st.cache_data(show_spinner=False)
@@ -53,12 +54,12 @@ def show() -> None:
     """The stored comparison: verdicts, the acceptance-by-position chart, the ablation table."""
     bench = stored_bench(str(BENCH))
     if bench is None:
-        st.info("No stored EAGLE-3 benchmark in this checkout (assets/models/shakespeare-heads/eagle3_bench.json).")
+        st.info("No stored benchmark of the EAGLE-3 drafter in this checkout.")
         return
     st.caption(f"Stored measurement: `{bench['command']}`, {bench['when']}, {bench['prompts']} held-out prompts "
                f"(Macbeth, The Tempest), {bench['tokens']} tokens, γ = {bench['gamma']}, {bench['reps']} interleaved "
                f"repetitions, {bench['machine']}, load average {bench['load_before'][0]:.1f} before and "
-               f"{bench['load_after'][0]:.1f} after (a shared 2-core machine: the speedups are noisy, the counts are not).")
+               f"{bench['load_after'][0]:.1f} after (a shared machine: the speedups are noisy, the counts are not).")
     temps = list(bench["compare"])
     for t in temps:
         rows = {r["drafter"]: r for r in bench["compare"][t]}
@@ -73,7 +74,7 @@ def show() -> None:
         for label in (DISTILLED, EAGLE1, *ABLATION):
             if label in rows:
                 r = rows[label]
-                table.append({"sampling": t, "drafter": ABLATION.get(label, label),
+                table.append({"sampling": t, "drafter": variant_name(bench, label),
                               "tokens per target pass": round(r["tokens_per_pass"], 2), "c": round(r["c"], 3),
                               "speedup": f"{r['speedup']:.2f}× ({r['low']:.2f}–{r['high']:.2f})",
                               "accepted ÷ reached, drafts 1–5": " ".join(f"{x:.2f}" for x in r["conditional"])})
@@ -81,16 +82,27 @@ def show() -> None:
     offline = bench.get("offline", {})
     if offline:
         st.markdown("**On held-out windows, with fusion.** Agreement with the target's top token when each variant "
-                    "drafts three steps on its own predicted features, before and after its steps: "
-                    + "; ".join(f"{OFFLINE.get(name, name)}: " + " · ".join(f"{a:.1%}" for a in o["start"]) + " → "
+                    "drafts step after step on its own predicted features, before and after its training steps: "
+                    + "; ".join(f"{offline_name(bench, name)}: " + " · ".join(f"{a:.1%}" for a in o["start"]) + " → "
                                 + " · ".join(f"{a:.1%}" for a in o["end"]) for name, o in offline.items()) + ".")
-    st.caption("The ablation's variants all start from the bundled EAGLE drafter and get the same 150 steps on the "
-               "same windows (`specdec train eagle3 --variant …`), one change each: the control continues EAGLE-1's "
-               "own recipe, so the steps alone are not mistaken for a gain. The shipped EAGLE-3 drafter drafts over "
-               "2,048 tokens: the 1,024-token step costs less (c) but loses acceptance when sampling (the paragraph "
-               "on sampling above). EAGLE-3's third change, fusing low, middle and top "
-               "target layers, was trained and judged on held-out windows only (the paragraph above): the core's "
-               "passes hand a drafter the target's final hidden state, so a fused drafter cannot draft live here.")
+    shipped = bench.get("training", {}).get(EAGLE3, {})
+    cut = bench.get("training", {}).get("ablation: vocab", {}).get("settings", {}).get("draft_vocab", 0)
+    st.caption(f"The ablation's variants all start from the bundled EAGLE drafter and get the same "
+               f"{shipped.get('steps', 0)} steps on the same windows, one change each (its training command in the "
+               "model card): the control continues EAGLE-1's own recipe, so the steps alone are not mistaken for a "
+               "gain. The "
+               f"shipped EAGLE-3 drafter drafts over {shipped.get('settings', {}).get('draft_vocab', 0):,} tokens: the "
+               f"{cut:,}-token step costs less (c) but loses acceptance when sampling (the paragraph on sampling "
+               "above). The third change, fusing low, middle and top target layers, was trained and judged on "
+               "held-out windows only (the paragraph above): the core's passes hand a drafter the target's final hidden "
+               "state, so a fused drafter cannot draft live here.")
+
+
+def offline_name(bench: dict, name: str) -> str:
+    """A variant trained and judged on held-out windows, in words (fusion is the one that cannot draft live)."""
+    if name in OFFLINE:
+        return variant_name(bench, OFFLINE[name])
+    return "+ reduced vocabulary + fusion of low, middle and top target layers" if name == "fused" else name
 
 
 def chart(bench: dict, temps: list[str]) -> None:

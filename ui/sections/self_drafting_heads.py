@@ -64,6 +64,6 @@ def eagle3_card(eagle3, params: dict) -> None:
             start = t.get("start", {}).get("val_agree_by_step", [])
             st.caption(f"{t.get('steps', '?')} steps from the EAGLE drafter, {t.get('seconds', 0) / 60:.0f} min of CPU "
                        "training on a shared machine, target frozen. Held-out agreement with the target's top token, "
-                       "unrolled on its own drafts (draft 1, 2, 3): "
+                       f"unrolled on its own drafts (draft {', '.join(str(i + 1) for i in range(len(agree)))}): "
                        + " · ".join(f"{a:.1%}" for a in agree)
                        + (" (before: " + " · ".join(f"{a:.1%}" for a in start) + ")" if start else "") + ".")
