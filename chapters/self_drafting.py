@@ -40,14 +40,13 @@ params = {name: sum(p.numel() for p in d.net.parameters()) for name, d in heads.
 # Li et al. 2025 (arXiv 2503.01840), trained on its own drafts (training-time test), no feature loss, a reduced
 # draft vocabulary (its release's d2t map), features fused from low, middle and high layers.
 st.markdown(
-    f"What the target has worked out is its **hidden state**: the vector of {width} numbers its last layer leaves "
-    "at each position. The target's **LM head**, one final matrix, turns that vector into p, the next token's "
-    "probabilities. A **head** is a small layer that reads the same vector: Medusa adds one per draft position, "
-    "EAGLE one layer that guesses the next hidden state"
-    + (f"; EAGLE-3 trains that layer on its own guesses and drafts over the {eagle3.config.draft_vocab:,} most "
-       "frequent tokens only" if eagle3 is not None else "")
+    f"What the target has worked out is its **hidden state**: the {width} numbers its last layer leaves at each "
+    "position, which its **LM head** turns into p. A **head** is a small layer that reads the same vector: Medusa "
+    "adds one per draft position, EAGLE one layer that guesses the next hidden state"
+    + (f"; EAGLE-3 trains that layer on its own guesses, over the {eagle3.config.draft_vocab:,} most frequent "
+       "tokens" if eagle3 is not None else "")
     + ". All race the **distilled draft**, the separate small model of the other chapters, trained to imitate the "
-    "target (*distilled* from it).")
+    "target.")
 
 with layout.demo():
     st.subheader("One round, four drafters")

@@ -104,7 +104,7 @@ def trees(page):
 
 
 def self_drafting(page):
-    open_fold(page, "the three drafters measured")
+    open_fold(page, "the four drafters measured")
     click(page, "sd_run")
     return ".st-key-sd_calibration"
 

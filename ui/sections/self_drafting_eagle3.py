@@ -108,14 +108,17 @@ def offline_name(bench: dict, name: str) -> str:
 def chart(bench: dict, temps: list[str]) -> None:
     """Acceptance by draft position (accepted ÷ reached), EAGLE-1 against EAGLE-3, per sampling mode."""
     fig = go.Figure()
-    styles = {EAGLE1: (palette.color("drafted"), ""), EAGLE3: (palette.color("accepted"), "/")}
+    colors = {EAGLE1: palette.color("drafted"), EAGLE3: palette.color("accepted")}
+    # A colour per drafter, a pattern per series: the sampling mode is told apart by pattern, not by fading a colour
+    # (a faded bar falls under 3:1 on the dark background).
+    patterns = iter(["", "/", ".", "x"] * len(temps))
     for t in temps:
         rows = {r["drafter"]: r for r in bench["compare"][t]}
-        for label, (color, pattern) in styles.items():
+        for label, color in colors.items():
             if label in rows:
                 y = rows[label]["conditional"]
                 fig.add_bar(name=f"{label}, {t}", x=[f"draft {i + 1}" for i in range(len(y))], y=y,
-                            marker_color=color, marker_pattern_shape=pattern, opacity=1.0 if t == temps[0] else 0.55,
+                            marker_color=color, marker_pattern_shape=next(patterns),
                             text=[f"{x:.0%}" for x in y], textposition="outside")
     fig.update_layout(barmode="group", height=340, yaxis_range=[0, 1.1], yaxis_title="accepted ÷ reached",
                       title="Acceptance by draft position, held-out prompts: EAGLE-1 against EAGLE-3",
