@@ -103,7 +103,8 @@ with layout.demo():
         m[2].metric("Tokens per target pass", f"{spec.tokens_per_pass:.2f}")
         alpha_live = measured_alpha(spec.rounds)
         m[3].metric("Measured α", f"{alpha_live:.2f}", help="Mean of min(1, p(x)/q(x)) over the drafts the target judged: an "
-                    "estimate of α, the mean of β = Σ min(p, q) over positions.")
+                    "estimate of α, the mean of β = Σ min(p, q) over positions; a rough one that leans high, since a later "
+                    "draft is judged only after the earlier ones passed, which happens more in easy stretches.")
         demo.spread_note(live.speedups, "Measured speedup")
         st.caption(f"Standard lane {live.standard_s.text(' ms', 0, 1e3)}; speculative lane "
                    f"{live.speculative_s.text(' ms', 0, 1e3)}.")

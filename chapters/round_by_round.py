@@ -275,7 +275,8 @@ def acceptance_figures(r, verified: bool) -> None:
                    "Σ min(p, q), the chance that a draft drawn from q passes there. It equals 1 − TV(p, q), one "
                    "minus the total variation distance. The paper's α is β's expectation over the positions a text "
                    "runs into; the mean of the min(1, p/q) column over judged drafts (what the app calls measured "
-                   "α) estimates it from the one draft each position actually got.")
+                   "α) estimates it from the one draft each position actually got, leaning high: later drafts are judged "
+                   "only after earlier ones passed, which happens more in easy stretches.")
     else:
         st.caption("β at each position appears once the target pass has given p (the Verify step).")
     st.caption(f"{layout.measured_badge()} The whole run: {len(rounds)} rounds, {result.tokens_per_pass:.2f} tokens "

@@ -56,7 +56,8 @@ def show(pair, s, profile) -> None:
         tables.show(table, key="ad_measured_table")
         st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
                    "draft the target judged; at each position its expectation is β = Σ min(p, q), so over the text it "
-                   "estimates the paper's α, the expectation of β. The wall-clock speedup "
+                   "estimates the paper's α, the expectation of β, roughly and leaning high: a later draft is judged only "
+                   "after the earlier ones passed, which happens more in easy stretches. The wall-clock speedup "
                    f"comes from {TIMED_TOKENS}-token runs of plain decoding and each drafter, interleaved "
                    f"{TIMING_REPEATS} times over (median; prompt processing excluded), and c from those runs' draft passes.")
         widest = max(measured["results"].items(), key=lambda item: item[1]["measured"].spread)
