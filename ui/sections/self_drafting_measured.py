@@ -89,9 +89,9 @@ def calibration(rows: list[dict], colors: list[str]) -> None:
                         text=[f"{n} drafts" for n in cal["drafts"]], hovertemplate="%{x:.2f}: %{y:.0%} (%{text})")
         fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", line_dash="dot", line_color=charts.INK, row=1, col=i,
                         showlegend=False, hoverinfo="skip")
-        fig.update_xaxes(title_text="drafter's top probability", range=[0, 1], row=1, col=i)
+        fig.update_xaxes(title_text="drafter's top probability", title_font_color=charts.INK, range=[0, 1], row=1, col=i)
     fig.update_yaxes(title_text="accepted", range=[0, 1.05], row=1, col=1)
-    fig.update_layout(height=380, margin=dict(t=64, b=8))
+    fig.update_layout(height=380, margin=dict(t=64, b=8, r=16))
     st.plotly_chart(fig, key="sd_calibration")
     st.caption("The dotted diagonal is a reference line, where acceptance would equal the drafter's confidence; it is "
                "not a target. In greedy mode a draft is accepted when it is the target's top token, and a drafter "
