@@ -9,7 +9,7 @@ import streamlit as st
 from specdec_core import model
 from specdec_core.analysis import race
 from specdec_core.analysis.round_stats import measured_alpha
-from ui.content import mismatch
+from ui.content import alpha_estimate, mismatch
 from ui.sections import race_peer, race_simulated, race_sweep
 from ui.server import demo, measure, models
 from ui.state import settings
@@ -103,8 +103,8 @@ with layout.demo():
         m[2].metric("Tokens per target pass", f"{spec.tokens_per_pass:.2f}")
         alpha_live = measured_alpha(spec.rounds)
         m[3].metric("Measured α", f"{alpha_live:.2f}", help="Mean of min(1, p(x)/q(x)) over the drafts the target judged: an "
-                    "estimate of α, the mean of β = Σ min(p, q) over positions; a rough one that leans high, since a later "
-                    "draft is judged only after the earlier ones passed, which happens more in easy stretches.")
+                    "estimate of α, the mean of β = Σ min(p, q) over positions; a rough one that leans high, since "
+                    f"{alpha_estimate.WHY_IT_LEANS_HIGH}.")
         demo.spread_note(live.speedups, "Measured speedup")
         st.caption(f"Standard lane {live.standard_s.text(' ms', 0, 1e3)}; speculative lane "
                    f"{live.speculative_s.text(' ms', 0, 1e3)}.")

@@ -8,6 +8,7 @@ import torch
 from specdec_core import drafts_frame, rounds_frame, speculative, speculative_generate
 from specdec_core.policies import STOP_CONFIDENCE, STOP_GAMMA, STOP_IN_WORDS, make_policy
 from specdec_core.request import GenerationRequest
+from ui.content import alpha_estimate
 from ui.sections import round_distributions, round_drafting, round_rule
 from ui.server import admission, measure, models
 from ui.state import settings
@@ -275,8 +276,8 @@ def acceptance_figures(r, verified: bool) -> None:
                    "Σ min(p, q), the chance that a draft drawn from q passes there. It equals 1 − TV(p, q), one "
                    "minus the total variation distance. The paper's α is β's expectation over the positions a text "
                    "runs into; the mean of the min(1, p/q) column over judged drafts (what the app calls measured "
-                   "α) estimates it from the one draft each position actually got, leaning high: later drafts are judged "
-                   "only after earlier ones passed, which happens more in easy stretches.")
+                   "α) estimates it from the one draft each position actually got, leaning high: "
+                   f"{alpha_estimate.WHY_IT_LEANS_HIGH}.")
     else:
         st.caption("β at each position appears once the target pass has given p (the Verify step).")
     st.caption(f"{layout.measured_badge()} The whole run: {len(rounds)} rounds, {result.tokens_per_pass:.2f} tokens "

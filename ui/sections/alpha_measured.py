@@ -5,6 +5,7 @@ import streamlit as st
 
 from specdec_core import theory
 from specdec_core.analysis import drafter_rounds
+from ui.content import alpha_estimate
 from ui.server import admission, demo, models, operator
 from ui.widgets import layout, palette, tables
 
@@ -56,8 +57,8 @@ def show(pair, s, profile) -> None:
         tables.show(table, key="ad_measured_table")
         st.caption(f"{layout.measured_badge()} γ = {g_m}. Measured α is the mean of min(1, p(x)/q(x)) over every "
                    "draft the target judged; at each position its expectation is β = Σ min(p, q), so over the text it "
-                   "estimates the paper's α, the expectation of β, roughly and leaning high: a later draft is judged only "
-                   "after the earlier ones passed, which happens more in easy stretches. The wall-clock speedup "
+                   "estimates the paper's α, the expectation of β, roughly and leaning high: "
+                   f"{alpha_estimate.WHY_IT_LEANS_HIGH}. The wall-clock speedup "
                    f"comes from {TIMED_TOKENS}-token runs of plain decoding and each drafter, interleaved "
                    f"{TIMING_REPEATS} times over (median; prompt processing excluded), and c from those runs' draft passes.")
         widest = max(measured["results"].items(), key=lambda item: item[1]["measured"].spread)
