@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import PreTrainedModel
 
-from .drafters import Drafter, DraftSession, as_drafter, reads_target
+from .drafters import Drafter, DraftSession, as_drafter, target_states
 from .model import CachedLM, TransformersForward, context_length, vocab_size
 from .request import GenerationRequest
 from .sampling_config import SamplingConfig
@@ -141,7 +141,7 @@ class Generation:
         `parents` the tokens are a tree (lm.extend_tree: token 0 is the root, parents[0] = -1)."""
         if parents is None:
             return score_together([self], [tokens])[0]
-        hidden = self.session is not None and reads_target(self.drafter)
+        hidden = self.session is not None and target_states(self.drafter)
         out = self.lm.extend_tree(tokens, parents, hidden=hidden)
         logits, self.features = out if hidden else (out, None)
         self.scored = len(tokens)
@@ -218,7 +218,7 @@ def score_together(gens: list[Generation], feeds: list[list[int]]) -> list[torch
     last committed token, then drafts) -> logits (k, V) per generation. One generation is a batch of one;
     a drafter that reads the target gets the fed tokens' features (a generation of its own only)."""
     lm = gens[0].lm
-    hidden = len(gens) == 1 and gens[0].session is not None and reads_target(gens[0].drafter)
+    hidden = len(gens) == 1 and gens[0].session is not None and target_states(gens[0].drafter)
     out = lm.feed({g.row: f for g, f in zip(gens, feeds)}, "all", hidden)
     logits = []
     for g, f in zip(gens, feeds):
@@ -244,7 +244,7 @@ def begin(target, request: GenerationRequest, *, drafter=None, max_rounds: int |
     session = drafter.start(vocab_size(target)) if drafter is not None else None
     start = time.perf_counter()
     lm = CachedLM(target)
-    features = lm.prefill(prompt[:-1], hidden=session is not None and reads_target(drafter))
+    features = lm.prefill(prompt[:-1], hidden=session is not None and target_states(drafter))
     prefill_s = time.perf_counter() - start
     if features is not None:
         session.observe_target(features)

@@ -17,8 +17,10 @@ child per node).
 
 A drafter that reads the target (Medusa, EAGLE) declares `reads_target = True`; its session's
 `observe_target(features)` then receives the target's final hidden states (k, E) of newly committed
-tokens, in order, so that it has seen every committed token but the last (the generation skeleton,
-specdec_core.bookkeeping, keeps this invariant for chains and trees alike).
+tokens, in order (or, for a drafter naming `target_layers`, those layers' states side by side,
+(k, len(target_layers) E): EAGLE-3's low, middle and top features), so that it has seen every
+committed token but the last (the generation skeleton, specdec_core.bookkeeping, keeps this invariant
+for chains and trees alike).
 """
 from array import array
 from dataclasses import dataclass, field
@@ -62,8 +64,9 @@ class DraftSession:
         nothing to keep, as for a session that reads everything from the context)."""
 
     def observe_target(self, features: torch.Tensor) -> None:
-        """The target's final hidden states (k, E) of newly committed tokens, in order: called only on
-        sessions of a drafter whose reads_target is True."""
+        """The target's final hidden states (k, E) of newly committed tokens, in order (its `target_layers`
+        side by side where the drafter names them): called only on sessions of a drafter whose
+        reads_target is True."""
         raise NotImplementedError(f"{type(self).__name__} reads the target but has no observe_target")
 
 
@@ -75,6 +78,8 @@ class Drafter:
     vocab_size: int | None = None  # None: adapts to any vocabulary
     context_length: int | None = None  # None: unbounded
     reads_target: bool = False  # True: its sessions get observe_target(features) of committed tokens
+    target_layers: tuple[int, ...] = ()  # the target's hidden states it reads (model.config.hidden_layers'
+    # numbering), side by side; () the final one
     drafts_trees: bool = False  # True: its sessions implement propose_tree and keep_tree_path
 
     def start(self, vocab: int) -> DraftSession:
@@ -114,6 +119,14 @@ class PerRowDraftSessions:
 def reads_target(drafter: Drafter) -> bool:
     """Whether the drafter's sessions read the target's hidden states (`observe_target`)."""
     return drafter.reads_target
+
+
+def target_states(drafter: Drafter | None) -> bool | tuple[int, ...]:
+    """The `hidden` argument of the target's passes for this drafter: False (it reads none), True (the
+    final hidden state) or the layers it names (`target_layers`)."""
+    if drafter is None or not drafter.reads_target:
+        return False
+    return tuple(drafter.target_layers) or True
 
 
 def one_hot(tokens: list[int], vocab: int) -> torch.Tensor:

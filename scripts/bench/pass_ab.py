@@ -42,14 +42,14 @@ def measure(source: str, reps: int, ks: list[int]) -> dict:
         weights = kernel.PackedGPT2(model, compiled)
         cache = torch.zeros(model.config.n_layer, 1, 256, 2 * model.config.n_embd)
         kernel.pass_rows(weights, list(range(10, 10 + context)), list(range(context)), [0] * context,
-                         list(range(context)), None, cache, [context - 1], False)
+                         list(range(context)), None, cache, [context - 1])
         return weights, cache
 
     def one_pass(prepared_model, k: int, first: int = 64) -> float:
         weights, cache = prepared_model
         positions = list(range(first, first + k))
         start = time.perf_counter()
-        kernel.pass_rows(weights, list(range(5, 5 + k)), positions, [0] * k, positions, None, cache, list(range(k)), False)
+        kernel.pass_rows(weights, list(range(5, 5 + k)), positions, [0] * k, positions, None, cache, list(range(k)))
         return time.perf_counter() - start
 
     target, draft = prepared(pair.target), prepared(pair.draft)

@@ -3,6 +3,7 @@ import torch
 from transformers import GPT2LMHeadModel
 
 from . import kernel
+from .config import hidden_layers
 
 
 class CompiledGPT2Pass:
@@ -30,12 +31,13 @@ class CompiledGPT2Pass:
             raise IndexError(f"a token is outside the vocabulary of {self.vocab}: {tokens}")
         self._reserve(max(slots) + 1)
         return kernel.pass_rows(self.weights, tokens, positions, streams, slots, visible, self.cache, logit_rows,
-                                hidden)
+                                hidden_layers(hidden, self.layers))
 
     def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
         """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
-        logits of each row's last keep[row] positions, and with `hidden` each row's final hidden states
-        (k, E) of every fed token (after ln_f)."""
+        logits of each row's last keep[row] positions, and with `hidden` each row's hidden states of every
+        fed token: (k, E) final ones (after ln_f) for True, (k, len(hidden) E) for layers named
+        (config.hidden_layers)."""
         tokens, positions, streams, logit_rows, spans = [], [], [], [], []
         for r, feed in feeds.items():
             stream = self.slot[r]

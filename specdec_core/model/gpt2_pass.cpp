@@ -112,7 +112,11 @@ void panel_block(int rows, const float* X, int64_t ldx, const float* P, int64_t 
 }
 
 // Y (n, n_out) = bias + X (n, n_in) W, W packed (panels, n_in, PANEL) with n_out <= panels * PANEL.
-// Panels are shared out among threads; every output is summed the same way whoever computes it.
+// The panels go through at::parallel_for, which runs them in order on the calling thread here: the extension is
+// built without OpenMP (kernel.FLAGS), so a pass takes one core whatever torch's thread count. An OpenMP build
+// measured on the project's 2-vCPU machine (7 December 2026) made a one-token target pass 16% faster at 2
+// threads and a 6-row pass 10%, with two sessions then contending for both cores. Every output is summed the same
+// way whichever thread computes it.
 // `backward` walks the panels from the last: the LM head is about the size of the core's L2 cache, so
 // read the same way round every step none of it is still there; read in alternate directions, the
 // panels one step read last are the next step's first (the small draft's step: 111 -> 101 us on 3
@@ -263,12 +267,14 @@ constexpr int kPerLayer = 12;  // ln_1 w, b, c_attn packed, bias, c_proj packed,
 // The pass. blocks: per layer ln_1 w, b, c_attn (packed), bias, c_proj (packed), bias, ln_2 w, b, c_fc
 // (packed), bias, mlp c_proj (packed), bias; head: the LM head transposed and packed. visible: empty
 // (each row sees its stream's slots 0..its slot) or (n, slots) bool, row r seeing the slots it marks.
-// Returns the logits (len(logit_rows), V) of the named rows and, with `hidden`, the final hidden states
-// (n, E) of all rows (after ln_f), else an empty tensor.
+// taps: the hidden states to hand back, numbered as transformers' hidden_states are (0 the embeddings, l the
+// residual stream after block l, `layers` the final state after ln_f). Returns the logits (len(logit_rows), V)
+// of the named rows and the tapped states of all rows, (n, len(taps) E), each row's taps side by side in the
+// order named (an empty tensor for no taps).
 std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions,
                                   const std::vector<int64_t>& streams, const std::vector<int64_t>& slots,
                                   const at::Tensor& visible, at::Tensor cache, const std::vector<int64_t>& logit_rows,
-                                  bool hidden, const at::Tensor& wte, const at::Tensor& wpe,
+                                  const std::vector<int64_t>& taps, const at::Tensor& wte, const at::Tensor& wpe,
                                   const std::vector<at::Tensor>& blocks, const std::vector<double>& scales,
                                   int64_t n_head, const at::Tensor& lnf_w, const at::Tensor& lnf_b,
                                   const at::Tensor& head, int64_t vocab, double eps, double gelu_c) {
@@ -287,6 +293,7 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
     TORCH_CHECK(slots[r] >= 0 && slots[r] < capacity && (!masked || slots[r] < visible.size(1)), "no cache slot ", slots[r]);
   }
   for (int64_t r : logit_rows) TORCH_CHECK(r >= 0 && r < n, "no row ", r, " to take logits of");
+  for (int64_t t : taps) TORCH_CHECK(t >= 0 && t <= layers, "no hidden state ", t, " in a model of ", layers, " layers");
   at::InferenceMode guard;
   std::vector<float> x(n * E), h(n * E), qkv(n * 3 * E), att(n * E), f(n * 4 * E), y(n * E);
   std::vector<std::vector<int64_t>> seen(n);
@@ -301,6 +308,16 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
       for (int64_t t = 0; t <= slots[r]; ++t) seen[r].push_back(t);
     }
   }
+  const int64_t n_taps = taps.size();
+  const auto options = wte.options();
+  at::Tensor states = n_taps ? at::empty({n, n_taps * E}, options) : at::empty({0}, options);
+  auto tap = [&](int64_t index, const float* rows) {  // rows (n, E): hidden state `index` of every row
+    for (int64_t j = 0; j < n_taps; ++j)
+      if (taps[j] == index)
+        for (int64_t r = 0; r < n; ++r)
+          std::memcpy(states.data_ptr<float>() + (r * n_taps + j) * E, rows + r * E, E * sizeof(float));
+  };
+  tap(0, x.data());
   float* kv = cache.data_ptr<float>();
   std::vector<double> p;
   for (int64_t l = 0; l < layers; ++l) {
@@ -323,18 +340,18 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
     for (int64_t r = 0; r < n; ++r) gelu_row(&f[r * 4 * E], 4 * E, gelu_c);
     affine(f.data(), n, 4 * E, b[10], ptr(11), E, y.data());
     for (int64_t i = 0; i < n * E; ++i) x[i] += y[i];
+    if (l + 1 < layers) tap(l + 1, x.data());
   }
-  const auto options = wte.options();
-  at::Tensor states = hidden ? at::empty({n, E}, options) : at::empty({0}, options);
   const int64_t m = logit_rows.size();
   std::vector<float> last(std::max<int64_t>(m, 1) * E);
   for (int64_t j = 0; j < m; ++j) {
     const int64_t r = logit_rows[j];
     layer_norm(&x[r * E], lnf_w.data_ptr<float>(), lnf_b.data_ptr<float>(), E, eps, &last[j * E]);
   }
-  if (hidden)
-    for (int64_t r = 0; r < n; ++r)
-      layer_norm(&x[r * E], lnf_w.data_ptr<float>(), lnf_b.data_ptr<float>(), E, eps, states.data_ptr<float>() + r * E);
+  if (std::find(taps.begin(), taps.end(), layers) != taps.end()) {
+    for (int64_t r = 0; r < n; ++r) layer_norm(&x[r * E], lnf_w.data_ptr<float>(), lnf_b.data_ptr<float>(), E, eps, &h[r * E]);
+    tap(layers, h.data());
+  }
   at::Tensor logits = at::empty({m, vocab}, options);
   if (m) affine(last.data(), m, E, head, nullptr, vocab, logits.data_ptr<float>(), positions[logit_rows[0]] % 2 == 1);
   return {logits, states};

@@ -175,15 +175,16 @@ def runs_compiled(model) -> bool:
 
 
 def pass_rows(w: PackedGPT2, tokens: list[int], positions: list[int], streams: list[int], slots: list[int],
-              visible: torch.Tensor | None, cache: torch.Tensor, logit_rows: list[int], hidden: bool):
+              visible: torch.Tensor | None, cache: torch.Tensor, logit_rows: list[int], layers: tuple[int, ...] = ()):
     """One compiled pass over n rows (gpt2_pass.cpp): row r, token tokens[r] at positions[r], writes
     its key and value to slot slots[r] of stream streams[r] of `cache` (layers, streams, capacity, 2E)
     and sees that stream's slots 0..slots[r], or those row r of `visible` (n, slots) marks. Returns
-    the logits (len(logit_rows), V) of the named rows and the final hidden states (n, E), or None."""
+    the logits (len(logit_rows), V) of the named rows and the hidden states `layers` (config.hidden_layers'
+    numbering) of all rows side by side, (n, len(layers) E), or None for no layers."""
     logits, states = w.compiled.gpt2_pass(tokens, positions, streams, slots, NO_MASK if visible is None else visible,
-                                        cache, logit_rows, hidden, w.wte, w.wpe, w.blocks, w.scales, w.n_head,
+                                        cache, logit_rows, list(layers), w.wte, w.wpe, w.blocks, w.scales, w.n_head,
                                         *w.ln_f, w.head, w.vocab, w.eps, GELU_C)
-    return logits, (states if hidden else None)
+    return logits, (states if layers else None)
 
 
 NO_MASK = torch.empty(0, dtype=torch.bool)

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from transformers import GPT2LMHeadModel
 
+from .config import hidden_layers
+
 GELU_C = math.sqrt(2.0 / math.pi)
 
 
@@ -68,17 +70,22 @@ class GPT2Pass:
 
     # --- the blocks, shared by one row and many ------------------------------------------------------
 
-    def _layers(self, x: torch.Tensor, attend) -> torch.Tensor:
+    def _layers(self, x: torch.Tensor, attend, taps: dict | None = None) -> torch.Tensor:
         """The transformer blocks over new positions x (..., E), their keys and values cached by
-        `attend(layer, ln_1(x) as (n, E), qkv_w, qkv_b, scale) -> attention output (n, E)`."""
+        `attend(layer, ln_1(x) as (n, E), qkv_w, qkv_b, scale) -> attention output (n, E)`. With a
+        `taps` dict, taps[i] is the residual stream after block i (taps[0] the input)."""
         E = self.embed_dim
         shape, eps, n = (E,), self.eps, x.numel() // E
+        if taps is not None:
+            taps[0] = x
         for layer, (ln1_w, ln1_b, qkv_w, qkv_b, scale, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, out_w, out_b) \
                 in enumerate(self.blocks):
             att = attend(layer, torch.layer_norm(x, shape, ln1_w, ln1_b, eps).view(n, E), qkv_w, qkv_b, scale)
-            x = torch.addmm(proj_b, att, proj_w).view(x.shape).add_(x)
+            x = torch.addmm(proj_b, att, proj_w).view(x.shape).add_(x)  # a new tensor: a tap is never written
             h = torch.addmm(fc_b, torch.layer_norm(x, shape, ln2_w, ln2_b, eps).view(n, E), fc_w)  # (n, 4E)
             x = torch.addmm(out_b, gelu_new_(h), out_w).view(x.shape).add_(x)
+            if taps is not None:
+                taps[layer + 1] = x
         return x
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
@@ -103,9 +110,9 @@ class GPT2Pass:
         self.heads = [c.view(-1, 3, H, D).permute(1, 2, 0, 3)[:, None] for c in self.cache]
 
     def _one_row(self, x: torch.Tensor, past: int, mask: torch.Tensor | None, causal: bool, keep: int,
-                 hidden: bool):
+                 hidden: bool | tuple[int, ...]):
         """The blocks over k new positions x (k, E) of the one row after `past` cached slots; the logits
-        of the last `keep`, and with `hidden` the final hidden states of all k."""
+        of the last `keep`, and with `hidden` the hidden states of all k (config.hidden_layers)."""
         k, E = x.shape[0], self.embed_dim
         end = past + k
 
@@ -117,15 +124,17 @@ class GPT2Pass:
             # (1, H, k, D); transformers' transpose + reshape, a copy only where the layout needs one
             return att[0].transpose(0, 1).reshape(k, E)
 
-        x = self._layers(x, attend)
-        if hidden:
-            h = torch.layer_norm(x, (E,), *self.ln_f, self.eps)  # (k, E)
-            return F.linear(h[k - keep:], self.lm_head), h
+        layers, top = hidden_layers(hidden, len(self.blocks)), len(self.blocks)
+        taps = {} if layers else None
+        x = self._layers(x, attend, taps)
+        if layers:
+            taps[top] = torch.layer_norm(x, (E,), *self.ln_f, self.eps)  # (k, E)
+            return F.linear(taps[top][k - keep:], self.lm_head), torch.cat([taps[i] for i in layers], dim=-1)
         return self._logits(x[k - keep:])
 
     def _extend_one(self, tokens: list[int], past: int, keep: int, hidden: bool):
         """Logits (keep, V) of the last `keep` of `tokens`, fed after `past` cached positions; with
-        `hidden`, also the final hidden states (k, E) of every fed token (after ln_f)."""
+        `hidden`, also the hidden states of every fed token (config.hidden_layers)."""
         k = len(tokens)
         if past + k > self.max_positions:
             raise ValueError(f"{past + k} positions exceed the model's {self.max_positions}")
@@ -239,8 +248,8 @@ class GPT2Pass:
     @torch.inference_mode()
     def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
         """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
-        logits of each row's last keep[row] positions, and with `hidden` the final hidden states (k, E)
-        of every fed token (after ln_f; one row only)."""
+        logits of each row's last keep[row] positions, and with `hidden` the hidden states of every fed
+        token (config.hidden_layers: True the final ones (k, E), after ln_f; one row only)."""
         if not self.batched:
             (row, tokens), = feeds.items()
             out = self._extend_one(tokens, lengths[row], keep[row], hidden)

@@ -5,7 +5,7 @@ import torch
 from transformers import DynamicCache, PreTrainedModel
 from transformers.cache_utils import DynamicLayer
 
-from .config import context_length
+from .config import context_length, hidden_layers
 
 
 class TransformersPass:
@@ -39,8 +39,8 @@ class TransformersPass:
 
     def run(self, feeds: dict[int, list[int]], lengths: list[int], keep: dict[int, int], hidden: bool = False):
         """Feed every row of `feeds` its tokens after its `lengths[row]` cached ones, in one pass: the
-        logits of each row's last keep[row] positions, and with `hidden` the final hidden states (k, E)
-        of every fed token (one row only)."""
+        logits of each row's last keep[row] positions, and with `hidden` the hidden states of every fed
+        token (config.hidden_layers: True the final ones (k, E); one row only)."""
         if not self.batched:
             (row, tokens), = feeds.items()
             ids = torch.tensor([tokens], dtype=torch.long, device=self.device)
@@ -50,7 +50,7 @@ class TransformersPass:
                              logits_to_keep=keep[row] or 1, **more)
             self.cache = out.past_key_values
             logits = out.logits[0] if keep[row] else out.logits[0, :0]
-            return {row: logits}, ({row: out.hidden_states[-1][0]} if hidden else None)
+            return {row: logits}, ({row: self._states(out, hidden)} if hidden else None)
         if hidden:
             raise ValueError("hidden states of many rows need the compiled pass")
         return self._extend_many(feeds, lengths, keep), None
@@ -78,9 +78,15 @@ class TransformersPass:
         out = self.model(input_ids=torch.tensor([tokens], dtype=torch.long, device=self.device),
                          attention_mask=self._additive(mask)[None, None].to(self.device),  # (1, 1, k, cache + k)
                          position_ids=torch.tensor([positions], dtype=torch.long, device=self.device),
-                         past_key_values=self.cache, use_cache=True, output_hidden_states=hidden)
+                         past_key_values=self.cache, use_cache=True, output_hidden_states=bool(hidden))
         self.cache = out.past_key_values
-        return (out.logits[0], out.hidden_states[-1][0]) if hidden else out.logits[0]
+        return (out.logits[0], self._states(out, hidden)) if hidden else out.logits[0]
+
+    @staticmethod
+    def _states(out, hidden) -> torch.Tensor:
+        """The one row's hidden states `hidden` asks for (config.hidden_layers), side by side: (k, n E)."""
+        layers = hidden_layers(hidden, len(out.hidden_states) - 1)
+        return torch.cat([out.hidden_states[i][0] for i in layers], dim=-1)
 
     def keep(self, row: int, start: int, slots: list[int]) -> None:
         """Keep the first `start` cached positions, then `slots` in order (a tree's accepted path)."""

@@ -9,7 +9,10 @@ run on the drafter's own predicted features, in pairs (predicted feature, drafte
 `topK_genrate` does. A tree feeds a whole level in one pass with a tree mask; EAGLE-2's best-first
 growth by the drafter's confidence is `draft_tree` with a node budget.
 
-The EAGLE-3 drafter (kind "eagle3") is this drafter with its own readout: logits over its reduced
+The EAGLE-3 drafter (kind "eagle3") is this drafter with EAGLE-3's input and readout. A fusing one
+(config target_layers, e.g. the target's states after blocks 2 and 4 and its final one) asks the
+target's passes for those states of every token (Drafter.target_layers) and maps them through its fc
+to one feature before they enter its cache; its own predicted features need no fusing. Its readout: logits over its reduced
 draft vocabulary (the rows d2t of the target's frozen LM head), scattered into a full-vocabulary
 row that is -inf outside it, so its q is exactly zero there. The verification rule needs nothing
 more: min(1, p/q) is only ever taken at a drafted token (q > 0), and the residual norm(max(0, p - q))
@@ -45,9 +48,11 @@ class EagleDrafter(Drafter):
         self.vocab_size = config.vocab
         self.context_length = context_length
         d2t = getattr(net, "d2t", None)  # eagle3: draft index -> the target's token
-        if getattr(net, "n_fused", 1) > 1:
-            raise ValueError("a drafter fusing several target layers needs them from every pass; the core's passes "
-                             "hand a drafter the target's final hidden state only")
+        fused = getattr(net, "n_fused", 1)
+        if fused > 1 and len(config.target_layers) != fused:
+            raise ValueError(f"this drafter fuses {fused} target layers but its config names {config.target_layers!r}")
+        self.target_layers = tuple(config.target_layers) if fused > 1 else ()  # what the target's passes hand over
+        self.fuse = getattr(net, "fuse_features", lambda features: features)
         self.d2t = d2t if d2t is not None and len(d2t) < config.vocab else None
         self.head = lm_head if self.d2t is None else lm_head[self.d2t].contiguous()  # (draft vocab, E)
 
@@ -74,7 +79,8 @@ class EagleDrafter(Drafter):
 class EagleSession(DraftSession):
     def __init__(self, drafter: EagleDrafter):
         self.d = drafter
-        self.log = FeatureLog(drafter.config.width, drafter.config.kind, drafter.lm_head.device)
+        self.log = FeatureLog(drafter.config.width * max(1, len(drafter.target_layers)), drafter.config.kind,
+                              drafter.lm_head.device)
         self.keys = self.values = None  # (H, pairs, D): the committed pairs, from the target's features
         self.pairs = 0
         self.root: torch.Tensor | None = None  # (E,) predicted feature of the last committed token
@@ -82,7 +88,7 @@ class EagleSession(DraftSession):
         self.pass_s: list[float] = []
 
     def observe_target(self, features: torch.Tensor) -> None:
-        """Features (k, E) of the newly committed tokens, in order."""
+        """Features (k, E) of the newly committed tokens, in order ((k, layers E) for a fusing drafter)."""
         self.log.add(features)
 
     def _step(self, feats, tokens: list[int], keys, values, mask=None):
@@ -107,7 +113,8 @@ class EagleSession(DraftSession):
         self.log.check(context)
         m = self.log.count
         if m > self.pairs:  # pairs (feature t, token t + 1) for t = pairs .. m - 1
-            out, k, v = self._step(self.log.rows[self.pairs:m], context[self.pairs + 1:m + 1], self.keys, self.values)
+            feats = self.d.fuse(self.log.rows[self.pairs:m])  # EAGLE-3: several layers through fc to one feature
+            out, k, v = self._step(feats, context[self.pairs + 1:m + 1], self.keys, self.values)
             self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=1)
             self.values = v if self.values is None else torch.cat([self.values, v], dim=1)
             self.pairs, self.root = m, out[-1]

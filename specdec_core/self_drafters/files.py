@@ -25,6 +25,7 @@ def save_heads(directory: Path, net: torch.nn.Module, config: HeadsConfig, train
 def read_config(directory: Path) -> HeadsConfig:
     raw = json.loads((Path(directory) / CONFIG).read_text())
     raw.pop("training", None)
+    raw["target_layers"] = tuple(raw.get("target_layers", ()))  # a JSON list; the config is frozen, hashable
     return HeadsConfig(**raw)
 
 

@@ -43,6 +43,7 @@ class HeadsConfig:
     n_head: int = 0  # eagle, eagle3: attention heads of its decoder layer
     draft_vocab: int = 0  # eagle3: tokens it drafts over (its d2t map into the target's vocabulary)
     fused_layers: int = 1  # eagle3: target layers its fc fuses (1: the top feature only)
+    target_layers: tuple[int, ...] = ()  # eagle3, fused: the target's hidden states it reads (transformers' numbering)
     target_name: str = ""  # for messages only
 
     def to_dict(self) -> dict:

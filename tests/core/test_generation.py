@@ -33,15 +33,23 @@ def run(kind, target, drafter, prompt, forward, sampling, sessions):
 @pytest.mark.parametrize("forward", FORWARDS)
 @pytest.mark.parametrize("kind", ["chain", "tree"])
 @pytest.mark.parametrize("sampling", [GREEDY, SamplingConfig(1.0)], ids=["greedy", "sampling"])
-def test_a_drafter_that_reads_the_target_sees_every_committed_token_but_the_last(small_pair, forward, kind, sampling):
+@pytest.mark.parametrize("layers", [(), (1, 0, 2)], ids=["final state", "layers 1, 0, 2"])
+def test_a_drafter_that_reads_the_target_sees_every_committed_token_but_the_last(small_pair, forward, kind, sampling,
+                                                                                 layers):
+    """The final hidden state by default; the states a drafter names in target_layers (EAGLE-3's fusion),
+    side by side in its order, numbered as transformers' hidden_states (0 the embeddings, 2 after ln_f)."""
     target, draft = small_pair
+    assert target.config.n_layer == 2
     prompt, sessions = [5, 9, 9, 2, 7, 1], []
-    out = run(kind, target, RecordingDrafter(draft), prompt, forward, sampling, sessions)
-    seen = torch.cat(sessions[0].seen)  # (tokens observed, E), in the order they were shown
+    drafter = RecordingDrafter(draft)
+    drafter.target_layers = layers
+    out = run(kind, target, drafter, prompt, forward, sampling, sessions)
+    seen = torch.cat(sessions[0].seen)  # (tokens observed, E per layer), in the order they were shown
     committed = prompt + out.tokens
-    assert seen.shape == (len(committed) - 1, target.config.n_embd)
-    with torch.inference_mode():  # the target's own hidden states (after ln_f) from one full forward
-        full = target(torch.tensor([committed[:-1]]), output_hidden_states=True).hidden_states[-1][0]
+    assert seen.shape == (len(committed) - 1, target.config.n_embd * max(1, len(layers)))
+    with torch.inference_mode():  # the target's own hidden states from one full forward
+        states = target(torch.tensor([committed[:-1]]), output_hidden_states=True).hidden_states
+    full = torch.cat([states[i][0] for i in layers or (-1,)], dim=-1)
     torch.testing.assert_close(seen, full, atol=1e-4, rtol=1e-4)
     # reading the target changes nothing in what is drafted or emitted
     plain = run(kind, target, ModelDrafter(draft), prompt, forward, sampling, [])

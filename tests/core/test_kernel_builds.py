@@ -26,15 +26,16 @@ def build(name: str, flags: list[str]):
 
 
 def outputs(compiled, model, context: int = 90, k: int = 7):
-    """Logits and hidden states of a prefill of `context` tokens, then of a k-row pass after it."""
+    """Logits and every hidden state of a prefill of `context` tokens, then of a k-row pass after it."""
     weights = kernel.PackedGPT2(model, compiled)
     cache = torch.zeros(model.config.n_layer, 1, 256, 2 * model.config.n_embd)
     g = torch.Generator().manual_seed(3)
     tokens = torch.randint(0, model.config.vocab_size, (context + k,), generator=g).tolist()
+    every_state = tuple(range(model.config.n_layer + 1))
     first = kernel.pass_rows(weights, tokens[:context], list(range(context)), [0] * context, list(range(context)),
-                             None, cache, list(range(context)), True)
+                             None, cache, list(range(context)), every_state)
     rows = list(range(context, context + k))
-    second = kernel.pass_rows(weights, tokens[context:], rows, [0] * k, rows, None, cache, list(range(k)), True)
+    second = kernel.pass_rows(weights, tokens[context:], rows, [0] * k, rows, None, cache, list(range(k)), every_state)
     return [*first, *second]
 
 

@@ -12,14 +12,16 @@ from specdec_core import SamplingConfig, autoregressive_generate, speculative_ge
 from specdec_core.drafters import Drafter, Proposal
 from specdec_core.pairs import PAIRS, load_pair
 from specdec_core.sampling_config import GREEDY
+from specdec_core.self_drafters import KINDS as STORED_KINDS
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
 from specdec_core.self_drafters.files import save_heads
 from specdec_core.self_drafters.nets import Eagle3Net, EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from tests.conftest import tiny_gpt2
 from tests.core.exactness import chi_square_pvalue, exact_distribution
 
-KINDS = ("medusa", "eagle", "eagle3")
+KINDS = ("medusa", "eagle", "eagle3", "eagle3-fused")
 DRAFT_VOCAB = [4, 1, 2]  # eagle3 on the tiny target: it never drafts tokens 0, 3 or 5
+FUSED = (1, 0, 2)  # eagle3-fused reads the tiny target's states after block 1, its embeddings and its final state
 
 
 def random_heads(target, kind: str, folder, seed: int = 0):
@@ -30,15 +32,18 @@ def random_heads(target, kind: str, folder, seed: int = 0):
     torch.manual_seed(seed)  # test-only: weights, not sampling
     if kind == "medusa":
         net = MedusaHeads(width, 3)
-    elif kind == "eagle3":
-        net = Eagle3Net(width, target.config.n_head, 1, len(DRAFT_VOCAB))
+    elif kind.startswith("eagle3"):
+        net = Eagle3Net(width, target.config.n_head, len(FUSED) if kind == "eagle3-fused" else 1, len(DRAFT_VOCAB))
         net.d2t.copy_(torch.tensor(DRAFT_VOCAB))
     else:
         net = EagleNet(width, target.config.n_head)
     for p in net.parameters():
         torch.nn.init.normal_(p, std=0.5)
-    config = HeadsConfig(kind, width, vocab, target_fingerprint(target), n_heads=3, n_head=target.config.n_head,
-                         target_name="tiny target", draft_vocab=len(DRAFT_VOCAB) if kind == "eagle3" else 0)
+    fused = kind == "eagle3-fused"
+    config = HeadsConfig(kind.removesuffix("-fused"), width, vocab, target_fingerprint(target), n_heads=3,
+                         n_head=target.config.n_head, target_name="tiny target",
+                         draft_vocab=len(DRAFT_VOCAB) if kind.startswith("eagle3") else 0,
+                         fused_layers=len(FUSED) if fused else 1, target_layers=FUSED if fused else ())
     save_heads(folder / kind, net, config)
     return for_target(target, folder / kind)
 
@@ -76,34 +81,60 @@ def test_the_drafters_draft_and_the_target_accepts_some(small):
         assert sum(len(r.draft_tokens) for r in res.rounds) > 0
 
 
-def test_eagle3_drafts_only_its_vocabulary_and_the_target_supplies_the_rest(small):
+@pytest.mark.parametrize("kind", ("eagle3", "eagle3-fused"))
+def test_eagle3_drafts_only_its_vocabulary_and_the_target_supplies_the_rest(small, kind):
     """Its q is zero outside the draft vocabulary; a token outside it comes from the target's own
     residual or bonus draw, so the output still holds tokens the drafter can never propose."""
     target, drafters, _ = small
     outside = set(range(6)) - set(DRAFT_VOCAB)
     emitted = set()
     for seed in range(20):
-        res = speculative_generate(target, drafters["eagle3"], PROMPTS[1], gamma=3, max_new_tokens=12,
+        res = speculative_generate(target, drafters[kind], PROMPTS[1], gamma=3, max_new_tokens=12,
                                    sampling=SAMPLING, seed=seed)
         for r in res.rounds:
             assert set(r.draft_tokens) <= set(DRAFT_VOCAB)
         emitted |= set(res.tokens)
     assert emitted & outside, "the target never got to emit a token outside the draft vocabulary"
-    session = drafters["eagle3"].start(6)
-    session.observe_target(torch.randn(len(PROMPTS[1]) - 1, 16))
+    session = drafters[kind].start(6)
+    session.observe_target(torch.randn(len(PROMPTS[1]) - 1, 16 * len(drafters[kind].target_layers or (0,))))
     proposal = session.propose(PROMPTS[1], 3, SAMPLING, torch.Generator().manual_seed(0))
     assert torch.all(proposal.q[:, sorted(outside)] == 0) and torch.allclose(proposal.q.sum(-1), torch.ones(3))
 
 
-def test_a_drafter_fusing_target_layers_is_refused_live(small, tmp_path):
-    """The core's passes hand a drafter the target's final hidden state only."""
+def test_a_fusing_drafter_reads_the_layers_it_names(small):
+    """EAGLE-3's fusion live: the passes hand the fused drafter its three states of every committed
+    token (not the final one three times), and what it drafts depends on them."""
+    target, drafters, _ = small
+    fused = drafters["eagle3-fused"]
+    assert fused.target_layers == FUSED and drafters["eagle3"].target_layers == ()
+    seen = []
+    start = fused.start
+    fused.start = lambda vocab: seen.append(start(vocab)) or seen[-1]
+    try:
+        res = speculative_generate(target, fused, PROMPTS[1], gamma=3, max_new_tokens=12, sampling=GREEDY)
+    finally:
+        del fused.start
+    rows = seen[0].log.rows  # (committed tokens but the last, 3 E)
+    committed = PROMPTS[1] + res.tokens
+    with torch.no_grad():
+        states = target(torch.tensor([committed[:-1]]), output_hidden_states=True).hidden_states
+    torch.testing.assert_close(rows, torch.cat([states[i][0] for i in FUSED], -1), atol=1e-4, rtol=1e-4)
+    session = fused.start(6)  # the same features with the low layers zeroed draft otherwise
+    session.observe_target(rows[:len(PROMPTS[1]) - 1])
+    blind = fused.start(6)
+    blind.observe_target(torch.cat([torch.zeros_like(rows[:len(PROMPTS[1]) - 1, :32]),
+                                    rows[:len(PROMPTS[1]) - 1, 32:]], -1))
+    logits = lambda s: s.propose(PROMPTS[1], 1, GREEDY, torch.Generator()).logits
+    assert not torch.equal(logits(session), logits(blind))
+
+
+def test_a_drafter_fusing_layers_it_does_not_name_is_refused(small, tmp_path):
     target, _, _ = small
-    lm_head, _ = target_readout(target)
     net = Eagle3Net(16, target.config.n_head, 3, len(DRAFT_VOCAB))
     config = HeadsConfig("eagle3", 16, 6, target_fingerprint(target), n_head=target.config.n_head,
                          draft_vocab=len(DRAFT_VOCAB), fused_layers=3)
     save_heads(tmp_path / "fused", net, config)
-    with pytest.raises(ValueError, match="final hidden state only"):
+    with pytest.raises(ValueError, match="fuses 3 target layers but its config names"):
         for_target(target, tmp_path / "fused")
 
 
@@ -202,7 +233,7 @@ def test_heads_refuse_a_target_they_were_not_trained_on(small):
             with pytest.raises(ValueError, match="trained on tiny target"):
                 for_target(other, folder / kind)
         drafters, notes = load_self_drafters(other, folder)
-        assert drafters == {} and len(notes) == len(KINDS), what
+        assert drafters == {} and len(notes) == len(STORED_KINDS), what  # eagle3-fused is no folder it reads
     with pytest.raises(HeadsMismatch):
         for_target(others["other weights"], folder / "eagle")
 

@@ -16,9 +16,8 @@ the same steps on the same windows, so the variants differ by one change at a ti
   those rows of the target's frozen LM head, so it costs a quarter of the full head (the shipped
   drafter: --draft-vocab 2048, half of it);
 - fused: vocab + EAGLE-3's feature fusion: low, middle and top layer of the target, concatenated,
-  through fc to the width. Trained and judged on held-out windows only (teacher forced and
-  unrolled): the core's passes hand a drafter the target's final hidden state only, so it cannot draft
-  live yet.
+  through fc to the width (the core's passes hand the drafter those three states of every token they
+  verify: its config's target_layers).
 
 1. Features once (shared by the variants, in --features): the target's hidden states after layers
    FUSED_LAYERS (the last after ln_f) over random windows of the training plays and held-out plays.
@@ -287,7 +286,8 @@ def main(argv=None) -> None:
     (run / "summary.json").write_text(json.dumps(summary, indent=1))
     if args.out is not None:
         config = HeadsConfig("eagle3", lm_head.shape[1], vocab, target_fingerprint(target), n_head=net.n_head,
-                             target_name=args.target.name, draft_vocab=len(d2t), fused_layers=net.n_fused)
+                             target_name=args.target.name, draft_vocab=len(d2t), fused_layers=net.n_fused,
+                             target_layers=FUSED_LAYERS if net.n_fused > 1 else ())
         save_heads(args.out, net, config, summary)
     log(f"{args.variant} done after {step} steps: {final}")
 
