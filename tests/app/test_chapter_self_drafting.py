@@ -44,9 +44,13 @@ def test_the_eagle3_ablation_is_the_stored_measurement(pair):
     shown = table[table["sampling"] == "T=0"]
     assert list(shown["tokens per target pass"]) == [round(greedy[k]["tokens_per_pass"], 2) for k in
                                                      ("distilled draft", "EAGLE drafter", "ablation: eagle1",
-                                                      "ablation: ttt", "ablation: vocab", "EAGLE-3 drafter")]
+                                                      "ablation: ttt", "ablation: vocab", "ablation: vocab2048",
+                                                      "EAGLE-3 drafter")]
     ratio = greedy["EAGLE-3 drafter"]["tokens_per_pass"] / greedy["distilled draft"]["tokens_per_pass"]
+    fusion = greedy["EAGLE-3 drafter"]["tokens_per_pass"] / greedy["ablation: vocab2048"]["tokens_per_pass"]
     assert any(f"{ratio:.2f}×" in m.value for m in at.markdown)
+    assert any(f"fusing three target layers: {greedy['EAGLE-3 drafter']['tokens_per_pass']:.2f} tokens per pass" in m.value
+               and f"({fusion:.2f}×)" in m.value for m in at.markdown)
     assert len(chart(at, "sd_eagle3_positions")["data"]) == 2 * len(bench["compare"])
 
 

@@ -12,8 +12,10 @@ from ui.widgets import palette, tables
 
 BENCH = Path(__file__).resolve().parents[2] / "assets" / "models" / "shakespeare-heads" / "eagle3_bench.json"
 DISTILLED, EAGLE1, EAGLE3 = "distilled draft", "EAGLE drafter", "EAGLE-3 drafter"
-ABLATION = [f"ablation: {v}" for v in ("eagle1", "ttt", "vocab")] + [EAGLE3]  # in the order of the changes
-OFFLINE = {"eagle1": "ablation: eagle1", "ttt": "ablation: ttt", "vocab": "ablation: vocab", "vocab2048": EAGLE3}
+ABLATION = [f"ablation: {v}" for v in ("eagle1", "ttt", "vocab", "vocab2048")] + [EAGLE3]  # in the order of the changes
+UNFUSED = "ablation: vocab2048"  # the shipped drafter less its fusion: what the fusion bought
+OFFLINE = {"eagle1": "ablation: eagle1", "ttt": "ablation: ttt", "vocab": "ablation: vocab", "vocab2048": UNFUSED,
+           "fused": EAGLE3}
 
 
 def variant_name(bench: dict, label: str) -> str:
@@ -23,7 +25,9 @@ def variant_name(bench: dict, label: str) -> str:
     return {"ablation: eagle1": "EAGLE-1's recipe, the same extra steps (control)",
             "ablation: ttt": f"+ training-time test ({steps} steps, CE only)",
             "ablation: vocab": f"+ reduced vocabulary ({vocab:,} tokens)",
-            EAGLE3: f"EAGLE-3 drafter: + reduced vocabulary ({vocab:,} tokens, shipped)"}.get(label, label)
+            UNFUSED: f"+ reduced vocabulary ({vocab:,} tokens), top layer only",
+            EAGLE3: f"EAGLE-3 drafter: the {vocab:,}-token step + fusion of low, middle and top target layers (shipped)"
+            }.get(label, label)
 
 
 @st.cache_data(show_spinner=False)
@@ -47,6 +51,11 @@ def verdicts(rows: dict) -> list[str]:
     drop = lambda r: r["conditional"][0] - min(x for x in r["conditional"] if x == x)
     out.append(f"acceptance by position falls {drop(e3):.2f} from draft 1 to its lowest for EAGLE-3, {drop(e1):.2f} for "
                "EAGLE-1: " + ("flatter" if drop(e3) < drop(e1) else "**not flatter**"))
+    if UNFUSED in rows:
+        u = rows[UNFUSED]
+        out.append(f"fusing three target layers: {e3['tokens_per_pass']:.2f} tokens per pass against "
+                   f"{u['tokens_per_pass']:.2f} from the top layer alone after the same training "
+                   f"({e3['tokens_per_pass'] / u['tokens_per_pass']:.2f}×)")
     return out
 
 
@@ -81,7 +90,7 @@ def show() -> None:
     tables.show(table, key="sd_eagle3_table")
     offline = bench.get("offline", {})
     if offline:
-        st.markdown("**On held-out windows, with fusion.** Agreement with the target's top token when each variant "
+        st.markdown("**On held-out windows.** Agreement with the target's top token when each variant "
                     "drafts step after step on its own predicted features, before and after its training steps: "
                     + "; ".join(f"{offline_name(bench, name)}: " + " · ".join(f"{a:.1%}" for a in o["start"]) + " → "
                                 + " · ".join(f"{a:.1%}" for a in o["end"]) for name, o in offline.items()) + ".")
@@ -93,16 +102,14 @@ def show() -> None:
                "gain. The "
                f"shipped EAGLE-3 drafter drafts over {shipped.get('settings', {}).get('draft_vocab', 0):,} tokens: the "
                f"{cut:,}-token step costs less (c) but loses acceptance when sampling (the paragraph on sampling "
-               "above). The third change, fusing low, middle and top target layers, was trained and judged on "
-               "held-out windows only (the paragraph above): the core's passes hand a drafter the target's final hidden "
-               "state, so a fused drafter cannot draft live here.")
+               "above). The last change, EAGLE-3's fusion, feeds the drafter the target's states after its second "
+               "and fourth blocks beside its final one: every verify pass hands over all three for the tokens it "
+               "checks, and the drafter's fc maps them to one feature.")
 
 
 def offline_name(bench: dict, name: str) -> str:
-    """A variant trained and judged on held-out windows, in words (fusion is the one that cannot draft live)."""
-    if name in OFFLINE:
-        return variant_name(bench, OFFLINE[name])
-    return "+ reduced vocabulary + fusion of low, middle and top target layers" if name == "fused" else name
+    """A variant trained and judged on held-out windows, in words."""
+    return variant_name(bench, OFFLINE[name]) if name in OFFLINE else name
 
 
 def chart(bench: dict, temps: list[str]) -> None:
@@ -133,10 +140,11 @@ def why(bench: dict) -> None:
     text = []
     if all(k in greedy for k in (DISTILLED, EAGLE3, "ablation: ttt")):
         d, e3, ttt = greedy[DISTILLED], greedy[EAGLE3], greedy["ablation: ttt"]
+        cut = greedy.get(UNFUSED, e3)  # the reduced vocabulary's step, before the fusion
         text.append(f"**Why it is slower.** Its draft step, one 384-wide decoder layer run op by op, costs c = "
                     f"{e3['c']:.3f} of a target pass; the distilled draft's 128-wide layer, through the same compiled "
                     f"pass as the target, costs {d['c']:.3f}. The reduced vocabulary cut c from {ttt['c']:.3f} to "
-                    f"{e3['c']:.3f}, but at γ = 5 a round still costs 1 + 5c = {1 + 5 * e3['c']:.2f} target passes "
+                    f"{cut['c']:.3f}, but at γ = 5 a round still costs 1 + 5c = {1 + 5 * e3['c']:.2f} target passes "
                     f"against {1 + 5 * d['c']:.2f}: EAGLE-3 would need {(1 + 5 * e3['c']) / (1 + 5 * d['c']):.2f}× the "
                     "distilled draft's tokens per pass just to break even.")
     cov = bench.get("coverage")

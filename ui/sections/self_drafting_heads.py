@@ -50,12 +50,19 @@ def eagle3_card(eagle3, params: dict) -> None:
     """The EAGLE-3 drafter: what changed from EAGLE-1, and its training record (held-out, unrolled)."""
     t = eagle3.training
     vocab = eagle3.config.draft_vocab or eagle3.config.vocab
+    fusion = ""
+    if eagle3.target_layers:  # EAGLE-3's fusion: indices as transformers' hidden_states, the last the final state
+        *low, _ = eagle3.target_layers
+        width = eagle3.config.width
+        fusion = (f" Its input is EAGLE-3's fusion: the target's states after blocks {' and '.join(map(str, low))} "
+                  f"and its final state, side by side ({len(eagle3.target_layers) * width:,} numbers, the lower ones "
+                  f"RMS-normalised), through one fc to {width}; its own guesses go back in as they are.")
     with st.container(border=True):
         st.markdown(
             "**EAGLE-3 drafter** (Li et al. 2025): the EAGLE drafter's layer, trained further by *training-time "
             "test*: during training it drafts three steps on its own predicted features, as it will when drafting, "
             "and is judged at every step by cross-entropy against the target's distribution (no loss on the features "
-            f"themselves). It drafts over the {vocab:,} most frequent tokens of the training plays only, read out by "
+            f"themselves).{fusion} It drafts over the {vocab:,} most frequent tokens of the training plays only, read out by "
             "those rows of the target's LM head: its q is zero for every other token, and the verification rule "
             "stays exact, since a rejected draft's residual max(0, p − q) keeps all of p outside the draft "
             f"vocabulary ({params.get(eagle3.name, 0):,} trained parameters).")

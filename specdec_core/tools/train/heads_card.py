@@ -60,6 +60,7 @@ def eagle3_section(heads: Path, bench: dict) -> list[str]:
     s = t["settings"]
     assets = heads.parent.parent
     size = (heads / "eagle3" / "heads.safetensors").stat().st_size
+    layers = config.get("target_layers", [])  # a fusing drafter's target states, the final one last
     total = sum(f.stat().st_size for f in assets.rglob("*") if f.is_file())
     lines = [EAGLE3_MARK, "", "### EAGLE-3 drafter (`eagle3/`)", "",
              f"`{t['command']}`: from the EAGLE drafter above, {t['steps']} steps of {s['batch']} windows of "
@@ -68,7 +69,11 @@ def eagle3_section(heads: Path, bench: dict) -> list[str]:
              f"{s['ttt_steps']} draft steps (weight {s['step_decay']}^j), cross-entropy against the target's "
              f"distribution only, a draft vocabulary of the {config['draft_vocab']:,} most frequent training tokens "
              "(d2t), read out by those rows of the target's frozen LM head. "
-             f"Held-out agreement with the target's top token, unrolled on its own drafts (draft 1, 2, 3): "
+             + (f"Its input fuses the target's states after blocks {' and '.join(map(str, layers[:-1]))} and its "
+                "final state (transformers' hidden_states " + ", ".join(map(str, layers)) + "), the lower ones "
+                "RMS-normalised, through one fc (EAGLE-3's fusion); the target's passes hand them over for every "
+                "token they verify. " if layers else "")
+             + "Held-out agreement with the target's top token, unrolled on its own drafts (draft 1, 2, 3): "
              + ", ".join(f"{a:.3f}" for a in t["val_agree_by_step"]) + " (before: "
              + ", ".join(f"{a:.3f}" for a in t["start"]["val_agree_by_step"]) + ").",
              "", f"fp16 safetensors, {size / 1e6:.1f} MB; all of assets/ {total / 1e6:.1f} MB.", ""]
