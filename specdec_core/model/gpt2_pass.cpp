@@ -264,43 +264,23 @@ void attend(const float* q, const float* kv, int64_t stride, const std::vector<i
 
 constexpr int kPerLayer = 12;  // ln_1 w, b, c_attn packed, bias, c_proj packed, bias, ln_2 w, b, c_fc packed, bias, mlp c_proj packed, bias
 
-// The pass. blocks: per layer ln_1 w, b, c_attn (packed), bias, c_proj (packed), bias, ln_2 w, b, c_fc
-// (packed), bias, mlp c_proj (packed), bias; head: the LM head transposed and packed. visible: empty
-// (each row sees its stream's slots 0..its slot) or (n, slots) bool, row r seeing the slots it marks.
-// taps: the hidden states to hand back, numbered as transformers' hidden_states are (0 the embeddings, l the
-// residual stream after block l, `layers` the final state after ln_f). Returns the logits (len(logit_rows), V)
-// of the named rows and the tapped states of all rows, (n, len(taps) E), each row's taps side by side in the
-// order named (an empty tensor for no taps).
-std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions,
-                                  const std::vector<int64_t>& streams, const std::vector<int64_t>& slots,
-                                  const at::Tensor& visible, at::Tensor cache, const std::vector<int64_t>& logit_rows,
-                                  const std::vector<int64_t>& taps, const at::Tensor& wte, const at::Tensor& wpe,
-                                  const std::vector<at::Tensor>& blocks, const std::vector<double>& scales,
-                                  int64_t n_head, const at::Tensor& lnf_w, const at::Tensor& lnf_b,
-                                  const at::Tensor& head, int64_t vocab, double eps, double gelu_c) {
-  const int64_t n = tokens.size(), E = wte.size(1), D = E / n_head, layers = scales.size();
-  TORCH_CHECK(n >= 1 && positions.size() == n && streams.size() == n && slots.size() == n, "a pass needs n >= 1 rows");
+// The checks every pass makes of its rows before writing anything (a kernel writing past its buffers would
+// corrupt memory silently), and the slots each row attends to: its stream's slots 0..its own, or those its row
+// of `visible` marks, in slot order.
+std::vector<std::vector<int64_t>> rows_seen(const std::vector<int64_t>& streams, const std::vector<int64_t>& slots,
+                                            const at::Tensor& visible, const at::Tensor& cache, int64_t n, int64_t E,
+                                            int64_t layers) {
+  TORCH_CHECK(n >= 1 && streams.size() == n && slots.size() == n, "a pass needs n >= 1 rows");
   TORCH_CHECK(cache.dim() == 4 && cache.size(0) == layers && cache.size(3) == 2 * E && cache.is_contiguous(),
               "the cache must be (layers, streams, capacity, 2E)");
   const int64_t n_streams = cache.size(1), capacity = cache.size(2);
   const bool masked = visible.numel() > 0;
   if (masked) TORCH_CHECK(visible.dim() == 2 && visible.size(0) == n && visible.scalar_type() == at::kBool &&
                           visible.is_contiguous() && visible.size(1) <= capacity, "visible must be (n, slots) bool");
-  for (int64_t r = 0; r < n; ++r) {  // a kernel writing past its buffers would corrupt memory silently
-    TORCH_CHECK(tokens[r] >= 0 && tokens[r] < wte.size(0), "token ", tokens[r], " is outside the vocabulary of ", wte.size(0));
-    TORCH_CHECK(positions[r] >= 0 && positions[r] < wpe.size(0), "position ", positions[r], " is outside the model's ", wpe.size(0));
-    TORCH_CHECK(streams[r] >= 0 && streams[r] < n_streams, "no stream ", streams[r]);
-    TORCH_CHECK(slots[r] >= 0 && slots[r] < capacity && (!masked || slots[r] < visible.size(1)), "no cache slot ", slots[r]);
-  }
-  for (int64_t r : logit_rows) TORCH_CHECK(r >= 0 && r < n, "no row ", r, " to take logits of");
-  for (int64_t t : taps) TORCH_CHECK(t >= 0 && t <= layers, "no hidden state ", t, " in a model of ", layers, " layers");
-  at::InferenceMode guard;
-  std::vector<float> x(n * E), h(n * E), qkv(n * 3 * E), att(n * E), f(n * 4 * E), y(n * E);
   std::vector<std::vector<int64_t>> seen(n);
   for (int64_t r = 0; r < n; ++r) {
-    const float* te = wte.data_ptr<float>() + tokens[r] * E;
-    const float* pe = wpe.data_ptr<float>() + positions[r] * E;
-    for (int64_t i = 0; i < E; ++i) x[r * E + i] = te[i] + pe[i];
+    TORCH_CHECK(streams[r] >= 0 && streams[r] < n_streams, "no stream ", streams[r]);
+    TORCH_CHECK(slots[r] >= 0 && slots[r] < capacity && (!masked || slots[r] < visible.size(1)), "no cache slot ", slots[r]);
     if (masked) {
       const bool* m = visible.data_ptr<bool>() + r * visible.size(1);
       for (int64_t t = 0; t < visible.size(1); ++t) if (m[t]) seen[r].push_back(t);
@@ -308,16 +288,18 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
       for (int64_t t = 0; t <= slots[r]; ++t) seen[r].push_back(t);
     }
   }
-  const int64_t n_taps = taps.size();
-  const auto options = wte.options();
-  at::Tensor states = n_taps ? at::empty({n, n_taps * E}, options) : at::empty({0}, options);
-  auto tap = [&](int64_t index, const float* rows) {  // rows (n, E): hidden state `index` of every row
-    for (int64_t j = 0; j < n_taps; ++j)
-      if (taps[j] == index)
-        for (int64_t r = 0; r < n; ++r)
-          std::memcpy(states.data_ptr<float>() + (r * n_taps + j) * E, rows + r * E, E * sizeof(float));
-  };
-  tap(0, x.data());
+  return seen;
+}
+
+// The blocks over the rows' inputs x (n, E), in place: per layer, each row's key and value written to its slot
+// of its stream, attention over the slots it sees; tap(l + 1, x) after every block but the last.
+template <typename Tap>
+void run_blocks(std::vector<float>& x, int64_t n, int64_t E, const std::vector<std::vector<int64_t>>& seen,
+                const std::vector<int64_t>& streams, const std::vector<int64_t>& slots, at::Tensor& cache,
+                const std::vector<at::Tensor>& blocks, const std::vector<double>& scales, int64_t n_head, double eps,
+                double gelu_c, Tap tap) {
+  const int64_t D = E / n_head, layers = scales.size(), n_streams = cache.size(1), capacity = cache.size(2);
+  std::vector<float> h(n * E), qkv(n * 3 * E), att(n * E), f(n * 4 * E), y(n * E);
   float* kv = cache.data_ptr<float>();
   std::vector<double> p;
   for (int64_t l = 0; l < layers; ++l) {
@@ -342,6 +324,49 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
     for (int64_t i = 0; i < n * E; ++i) x[i] += y[i];
     if (l + 1 < layers) tap(l + 1, x.data());
   }
+}
+
+// The pass. blocks: per layer ln_1 w, b, c_attn (packed), bias, c_proj (packed), bias, ln_2 w, b, c_fc
+// (packed), bias, mlp c_proj (packed), bias; head: the LM head transposed and packed. visible: empty
+// (each row sees its stream's slots 0..its slot) or (n, slots) bool, row r seeing the slots it marks.
+// taps: the hidden states to hand back, numbered as transformers' hidden_states are (0 the embeddings, l the
+// residual stream after block l, `layers` the final state after ln_f). Returns the logits (len(logit_rows), V)
+// of the named rows and the tapped states of all rows, (n, len(taps) E), each row's taps side by side in the
+// order named (an empty tensor for no taps).
+std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std::vector<int64_t>& positions,
+                                  const std::vector<int64_t>& streams, const std::vector<int64_t>& slots,
+                                  const at::Tensor& visible, at::Tensor cache, const std::vector<int64_t>& logit_rows,
+                                  const std::vector<int64_t>& taps, const at::Tensor& wte, const at::Tensor& wpe,
+                                  const std::vector<at::Tensor>& blocks, const std::vector<double>& scales,
+                                  int64_t n_head, const at::Tensor& lnf_w, const at::Tensor& lnf_b,
+                                  const at::Tensor& head, int64_t vocab, double eps, double gelu_c) {
+  const int64_t n = tokens.size(), E = wte.size(1), layers = scales.size();
+  TORCH_CHECK(positions.size() == n, "a position per row");
+  const auto seen = rows_seen(streams, slots, visible, cache, n, E, layers);
+  for (int64_t r = 0; r < n; ++r) {
+    TORCH_CHECK(tokens[r] >= 0 && tokens[r] < wte.size(0), "token ", tokens[r], " is outside the vocabulary of ", wte.size(0));
+    TORCH_CHECK(positions[r] >= 0 && positions[r] < wpe.size(0), "position ", positions[r], " is outside the model's ", wpe.size(0));
+  }
+  for (int64_t r : logit_rows) TORCH_CHECK(r >= 0 && r < n, "no row ", r, " to take logits of");
+  for (int64_t t : taps) TORCH_CHECK(t >= 0 && t <= layers, "no hidden state ", t, " in a model of ", layers, " layers");
+  at::InferenceMode guard;
+  std::vector<float> x(n * E), h(n * E);
+  for (int64_t r = 0; r < n; ++r) {
+    const float* te = wte.data_ptr<float>() + tokens[r] * E;
+    const float* pe = wpe.data_ptr<float>() + positions[r] * E;
+    for (int64_t i = 0; i < E; ++i) x[r * E + i] = te[i] + pe[i];
+  }
+  const int64_t n_taps = taps.size();
+  const auto options = wte.options();
+  at::Tensor states = n_taps ? at::empty({n, n_taps * E}, options) : at::empty({0}, options);
+  auto tap = [&](int64_t index, const float* rows) {  // rows (n, E): hidden state `index` of every row
+    for (int64_t j = 0; j < n_taps; ++j)
+      if (taps[j] == index)
+        for (int64_t r = 0; r < n; ++r)
+          std::memcpy(states.data_ptr<float>() + (r * n_taps + j) * E, rows + r * E, E * sizeof(float));
+  };
+  tap(0, x.data());
+  run_blocks(x, n, E, seen, streams, slots, cache, blocks, scales, n_head, eps, gelu_c, tap);
   const int64_t m = logit_rows.size();
   std::vector<float> last(std::max<int64_t>(m, 1) * E);
   for (int64_t j = 0; j < m; ++j) {
@@ -355,6 +380,38 @@ std::vector<at::Tensor> gpt2_pass(const std::vector<int64_t>& tokens, const std:
   at::Tensor logits = at::empty({m, vocab}, options);
   if (m) affine(last.data(), m, E, head, nullptr, vocab, logits.data_ptr<float>(), positions[logit_rows[0]] % 2 == 1);
   return {logits, states};
+}
+
+// The blocks alone over given inputs (n, E) (the EAGLE drafter's decoder layer: no embedding, no final norm),
+// the rows' keys and values cached and attended to as in gpt2_pass. Returns the outputs (n, E).
+at::Tensor block_pass(const at::Tensor& inputs, const std::vector<int64_t>& streams, const std::vector<int64_t>& slots,
+                      const at::Tensor& visible, at::Tensor cache, const std::vector<at::Tensor>& blocks,
+                      const std::vector<double>& scales, int64_t n_head, double eps, double gelu_c) {
+  TORCH_CHECK(inputs.dim() == 2 && inputs.scalar_type() == at::kFloat && inputs.is_contiguous(),
+              "the inputs must be (n, E) float32");
+  const int64_t n = inputs.size(0), E = inputs.size(1);
+  TORCH_CHECK(blocks.size() == scales.size() * kPerLayer, "the blocks' tensors, ", kPerLayer, " per layer");
+  const auto seen = rows_seen(streams, slots, visible, cache, n, E, scales.size());
+  at::InferenceMode guard;
+  std::vector<float> x(inputs.data_ptr<float>(), inputs.data_ptr<float>() + n * E);
+  run_blocks(x, n, E, seen, streams, slots, cache, blocks, scales, n_head, eps, gelu_c, [](int64_t, const float*) {});
+  at::Tensor out = at::empty({n, E}, inputs.options());
+  std::memcpy(out.data_ptr<float>(), x.data(), n * E * sizeof(float));
+  return out;
+}
+
+// Y (n, n_out) = bias + X (n, n_in) W, W packed by `pack` (bias empty for none): the pass's products alone.
+at::Tensor affine_rows(const at::Tensor& X, const at::Tensor& packed, const at::Tensor& bias, int64_t n_out) {
+  TORCH_CHECK(X.dim() == 2 && X.scalar_type() == at::kFloat && X.is_contiguous(), "X must be (n, n_in) float32");
+  TORCH_CHECK(packed.dim() == 3 && packed.size(1) == X.size(1) && packed.size(2) == kPanel &&
+              n_out <= packed.size(0) * kPanel, "the packed weight does not fit X and n_out");
+  TORCH_CHECK(bias.numel() == 0 || (bias.numel() == n_out && bias.scalar_type() == at::kFloat && bias.is_contiguous()),
+              "the bias must be empty or (n_out,) float32");
+  at::InferenceMode guard;
+  at::Tensor Y = at::empty({X.size(0), n_out}, X.options());
+  if (X.size(0)) affine(X.data_ptr<float>(), X.size(0), X.size(1), packed, bias.numel() ? bias.data_ptr<float>() : nullptr,
+                        n_out, Y.data_ptr<float>());
+  return Y;
 }
 
 // W (n_in, n_out) as panels (ceil(n_out / PANEL), n_in, PANEL), the columns past n_out zero.
@@ -371,6 +428,9 @@ at::Tensor pack(const at::Tensor& W) {
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("gpt2_pass", &gpt2_pass, "GPT-2 over n rows, each row bit for bit its one-token pass",
         py::call_guard<py::gil_scoped_release>());
+  m.def("block_pass", &block_pass, "the blocks over given inputs (n, E), keys and values cached as in gpt2_pass",
+        py::call_guard<py::gil_scoped_release>());
+  m.def("affine_rows", &affine_rows, "bias + X W for a packed W", py::call_guard<py::gil_scoped_release>());
   m.def("pack", &pack, "a weight (n_in, n_out) as the panels the pass streams");
   m.attr("PANEL") = kPanel;
   m.attr("ROWS") = kRows;

@@ -5,7 +5,9 @@ One kernel for every pass (one token, a verify pass, a prefill, a tree, a batch'
 and the target: it reads each weight once per pass for all the rows (the weights packed once per
 model into the panels it streams, `packed`), and computes every row with the same operations in the
 same order whatever the number of rows, so row i of a k-row pass is bit for bit the one-token pass
-at its position (tests/core/test_batch_invariance.py). Its sums run in its own order, not MKL's: its
+at its position (tests/core/test_batch_invariance.py). Its blocks also run alone over given inputs
+(`block_pass`, the EAGLE drafters' decoder layer, self_drafters/eagle_step.py), and its products alone
+(`affine_rows`). Its sums run in its own order, not MKL's: its
 logits are within 1e-5 of transformers' one-token passes on the bundled pair, and nearer float64
 arithmetic than transformers' pass over a whole prompt (tests/core/test_step_kernel.py).
 forward="exact" (the Python reference pass) keeps transformers' bits, for comparisons.

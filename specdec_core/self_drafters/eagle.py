@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from ..drafters import Drafter, DraftSession, Proposal, one_hot
 from ..sampling_config import SamplingConfig, sample, to_probs
 from ..tree_draft import DraftTree, draft_tree
+from .eagle_step import head_logits, new_steps, pack_eagle
 from .files import check_target
 from .nets import EagleNet, HeadsConfig, target_fingerprint
 from .observe import FeatureLog
@@ -52,14 +53,20 @@ class EagleDrafter(Drafter):
         if fused > 1 and len(config.target_layers) != fused:
             raise ValueError(f"this drafter fuses {fused} target layers but its config names {config.target_layers!r}")
         self.target_layers = tuple(config.target_layers) if fused > 1 else ()  # what the target's passes hand over
-        self.fuse = getattr(net, "fuse_features", lambda features: features)
         self.d2t = d2t if d2t is not None and len(d2t) < config.vocab else None
         self.head = lm_head if self.d2t is None else lm_head[self.d2t].contiguous()  # (draft vocab, E)
+        self.packed = pack_eagle(net, self.head)  # the layer and head for the compiled kernel (None: torch's ops)
+
+    def fuse(self, rows: torch.Tensor) -> torch.Tensor:
+        """The target's features as the layer reads them: EAGLE-3's several layers through its fc to one."""
+        if getattr(self.net, "fuse", None) is None:
+            return rows
+        return self.net.fuse_features(rows, self.packed.fuse_product if self.packed is not None else None)
 
     def readout(self, features: torch.Tensor) -> torch.Tensor:
         """Logits (..., V) over the target's vocabulary for predicted features (..., E); a reduced draft
         vocabulary leaves -inf outside it (q = 0 there)."""
-        logits = F.linear(features, self.head)
+        logits = head_logits(self.packed, self.head, features)
         if self.d2t is None:
             return logits
         full = logits.new_full((*logits.shape[:-1], self.vocab_size), float("-inf"))
@@ -81,7 +88,7 @@ class EagleSession(DraftSession):
         self.d = drafter
         self.log = FeatureLog(drafter.config.width * max(1, len(drafter.target_layers)), drafter.config.kind,
                               drafter.lm_head.device)
-        self.keys = self.values = None  # (H, pairs, D): the committed pairs, from the target's features
+        self.steps = new_steps(drafter.net, drafter.packed)  # its slots 0 .. pairs - 1: the committed pairs
         self.pairs = 0
         self.root: torch.Tensor | None = None  # (E,) predicted feature of the last committed token
         self.passes = 0
@@ -91,13 +98,15 @@ class EagleSession(DraftSession):
         """Features (k, E) of the newly committed tokens, in order ((k, layers E) for a fusing drafter)."""
         self.log.add(features)
 
-    def _step(self, feats, tokens: list[int], keys, values, mask=None):
+    def _step(self, feats, tokens: list[int], first: int, visible=None):
+        """Pairs (feats (k, E), tokens) into the layer's slots first .. first + k - 1 (eagle_step): the
+        predicted next features (k, E)."""
         start = time.perf_counter()
         embeds = F.embedding(torch.tensor(tokens, dtype=torch.long, device=feats.device), self.d.embedding)
-        out, k, v = self.d.net.step(feats, embeds, keys, values, mask)
+        out = self.steps.run(feats, embeds, first, visible)
         self.passes += 1
         self.pass_s.append(time.perf_counter() - start)
-        return out, k, v
+        return out
 
     def _readout(self, features: torch.Tensor) -> torch.Tensor:
         """The drafter's logits for predicted features, timed as part of the pass that made them: the
@@ -114,9 +123,7 @@ class EagleSession(DraftSession):
         m = self.log.count
         if m > self.pairs:  # pairs (feature t, token t + 1) for t = pairs .. m - 1
             feats = self.d.fuse(self.log.rows[self.pairs:m])  # EAGLE-3: several layers through fc to one feature
-            out, k, v = self._step(feats, context[self.pairs + 1:m + 1], self.keys, self.values)
-            self.keys = k if self.keys is None else torch.cat([self.keys, k], dim=1)
-            self.values = v if self.values is None else torch.cat([self.values, v], dim=1)
+            out = self._step(feats, context[self.pairs + 1:m + 1], self.pairs)
             self.pairs, self.root = m, out[-1]
         return self.root is not None
 
@@ -126,12 +133,11 @@ class EagleSession(DraftSession):
         vocab = self.d.vocab_size
         if not self._catch_up(context):  # no feature yet (a one-token prompt)
             return Proposal([], torch.zeros(0, vocab))
-        feat, keys, values = self.root, self.keys, self.values
+        feat = self.root
         tokens, logits_rows, q_rows = [], [], []
         for i in range(gamma):
-            if i > 0:  # the pair (predicted feature, last draft) -> the next predicted feature
-                out, k, v = self._step(feat[None], [tokens[-1]], keys, values)
-                feat, keys, values = out[0], torch.cat([keys, k], dim=1), torch.cat([values, v], dim=1)
+            if i > 0:  # the pair (predicted feature, last draft) -> the next predicted feature, after the round's
+                feat = self._step(feat[None], [tokens[-1]], self.pairs + i - 1)[0]  # earlier drafts' slots
             logits = self._readout(feat)  # (V,) raw logits for draft i + 1
             if i > 0 and keep_drafting is not None and not keep_drafting(tokens, logits, generator):
                 break
@@ -152,8 +158,7 @@ class EagleSession(DraftSession):
         if not self._catch_up(context):
             return DraftTree()
         feat_of: dict[int, torch.Tensor] = {-1: self.root}  # node -> its predicted feature
-        slot: dict[int, int] = {}  # node -> its row in the tree's keys and values
-        tree_kv = [None, None]  # (H, nodes fed, D)
+        slot: dict[int, int] = {}  # node -> its slot after the committed pairs
 
         def logits_at(tree: DraftTree, nodes: list[int]) -> torch.Tensor:
             if nodes == [-1]:
@@ -169,12 +174,8 @@ class EagleSession(DraftSession):
                     parent = tree.parents[parent]
             for i, n in enumerate(nodes):
                 slot[n] = old + i
-            keys = self.keys if tree_kv[0] is None else torch.cat([self.keys, tree_kv[0]], dim=1)
-            values = self.values if tree_kv[1] is None else torch.cat([self.values, tree_kv[1]], dim=1)
             feats = torch.stack([feat_of[tree.parents[n]] for n in nodes])
-            out, kk, vv = self._step(feats, [tree.tokens[n] for n in nodes], keys, values, seen.to(feats.device))
-            tree_kv[0] = kk if tree_kv[0] is None else torch.cat([tree_kv[0], kk], dim=1)
-            tree_kv[1] = vv if tree_kv[1] is None else torch.cat([tree_kv[1], vv], dim=1)
+            out = self._step(feats, [tree.tokens[n] for n in nodes], self.pairs + old, seen.to(feats.device))
             for i, n in enumerate(nodes):
                 feat_of[n] = out[i]
             return self._readout(out)  # (k, V)

@@ -148,15 +148,16 @@ class Eagle3Net(EagleNet):
         self.fuse = nn.Linear(fused_layers * width, width) if fused_layers > 1 else None
         self.register_buffer("d2t", torch.arange(draft_vocab))  # draft index -> the target's token
 
-    def fuse_features(self, features: torch.Tensor) -> torch.Tensor:
+    def fuse_features(self, features: torch.Tensor, product=None) -> torch.Tensor:
         """(..., fused_layers * E) concatenated target layers, the top one last -> (..., E) the layer's
         input feature. The lower layers are the target's raw residual stream, whose scale grows with
-        depth: each is RMS-normalised first (the top one is already after ln_f)."""
+        depth: each is RMS-normalised first (the top one is already after ln_f). `product` computes fc
+        in its place (the compiled kernel's, eagle_step)."""
         if self.fuse is None:
             return features
         parts = features.unflatten(-1, (self.n_fused, self.width))
         lower = F.rms_norm(parts[..., :-1, :], (self.width,))
-        return self.fuse(torch.cat([lower, parts[..., -1:, :]], dim=-2).flatten(-2))
+        return (product or self.fuse)(torch.cat([lower, parts[..., -1:, :]], dim=-2).flatten(-2))
 
     def unroll_step(self, features: torch.Tensor, embeds: torch.Tensor, keys: list, values: list):
         """One training-time-test step over (B, n, E) pairs: step j = len(keys) attends causally to

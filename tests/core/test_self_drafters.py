@@ -2,6 +2,7 @@
 their weights (greedy identity, chi-square over three tokens, chains and trees), broken controls that
 the same test catches, refusal of a target they were not trained on, and a pair that stays usable when
 their files are missing or corrupt."""
+import copy
 import dataclasses
 import warnings
 
@@ -14,6 +15,7 @@ from specdec_core.pairs import PAIRS, load_pair
 from specdec_core.sampling_config import GREEDY
 from specdec_core.self_drafters import KINDS as STORED_KINDS
 from specdec_core.self_drafters import HeadsMismatch, for_target, load_self_drafters
+from specdec_core.self_drafters.eagle_step import new_steps
 from specdec_core.self_drafters.files import save_heads
 from specdec_core.self_drafters.nets import Eagle3Net, EagleNet, HeadsConfig, MedusaHeads, target_fingerprint, target_readout
 from tests.conftest import tiny_gpt2
@@ -59,18 +61,60 @@ def small(tmp_path_factory):
 PROMPTS = ([3], [1, 2, 3, 1, 2, 0, 4])
 
 
+def through_torch(drafter):
+    """The same drafter with its layer run by torch's ops, as where the kernel is not built."""
+    other = copy.copy(drafter)
+    other.packed = None
+    return other
+
+
+@pytest.mark.parametrize("layer", ("kernel", "torch"))
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("prompt", PROMPTS, ids=("one-token prompt", "seven-token prompt"))
-def test_greedy_identity_chain_and_tree(small, kind, prompt):
+def test_greedy_identity_chain_and_tree(small, kind, prompt, layer):
     target, drafters, _ = small
+    drafter = drafters[kind]
+    if layer == "torch":
+        if kind == "medusa":
+            pytest.skip("Medusa heads have no layer to compile")
+        drafter = through_torch(drafter)
     plain = autoregressive_generate(target, prompt, 24, GREEDY, seed=0).tokens
     for gamma in (1, 2, 5):
-        res = speculative_generate(target, drafters[kind], prompt, gamma=gamma, max_new_tokens=24, sampling=GREEDY)
+        res = speculative_generate(target, drafter, prompt, gamma=gamma, max_new_tokens=24, sampling=GREEDY)
         assert res.tokens == plain, f"{kind} chain, gamma {gamma}"
     for shape, budget in (((2, 2, 1), None), ((3, 1), None), ((1, 1, 1, 1), 6)):
-        res = tree_generate(target, drafters[kind], prompt, shape=shape, node_budget=budget, max_new_tokens=24,
+        res = tree_generate(target, drafter, prompt, shape=shape, node_budget=budget, max_new_tokens=24,
                             sampling=GREEDY)
         assert res.tokens == plain, f"{kind} tree {shape}, budget {budget}"
+
+
+@pytest.mark.parametrize("kind", ("eagle", "eagle3", "eagle3-fused"))
+@torch.inference_mode()  # as generation runs (the tiny target's LM head is not frozen)
+def test_the_compiled_layer_computes_torchs_layer(small, kind):
+    """The EAGLE layer through the kernel (its block_pass and packed products) gives torch's step and
+    readout (and EAGLE-3's fusion fc) within float rounding: a catch-up, a chain step after it, and a tree
+    level over the same slots with a mask; the proposals of the two paths agree token for token."""
+    target, drafters, _ = small
+    drafter = drafters[kind]
+    assert drafter.packed is not None, "the kernel is built here: the drafter must use it"
+    kernel_steps, torch_steps = new_steps(drafter.net, drafter.packed), new_steps(drafter.net, None)
+    assert type(kernel_steps) is not type(torch_steps)
+    g = torch.Generator().manual_seed(1)
+    feats, embeds = torch.randn(9, 16, generator=g), torch.randn(9, 16, generator=g)
+    tree_mask = torch.ones(3, 8, dtype=torch.bool)
+    tree_mask[:, 5:] = torch.tensor([[1, 0, 0], [1, 1, 0], [1, 0, 1]], dtype=torch.bool)
+    for first, k, visible in ((0, 5, None), (5, 1, None), (5, 3, tree_mask)):
+        a = kernel_steps.run(feats[first:first + k], embeds[first:first + k], first, visible)
+        b = torch_steps.run(feats[first:first + k], embeds[first:first + k], first, visible)
+        torch.testing.assert_close(a, b, atol=2e-5, rtol=2e-5)
+    torch.testing.assert_close(drafter.readout(a), through_torch(drafter).readout(a), atol=2e-5, rtol=2e-5)
+    session, torch_session = drafter.start(6), through_torch(drafter).start(6)
+    rows = torch.randn(len(PROMPTS[1]) - 1, 16 * max(1, len(drafter.target_layers)), generator=g)
+    torch.testing.assert_close(drafter.fuse(rows), through_torch(drafter).fuse(rows), atol=2e-5, rtol=2e-5)
+    for s in (session, torch_session):
+        s.observe_target(rows)
+    propose = lambda s: s.propose(PROMPTS[1], 4, GREEDY, torch.Generator()).tokens
+    assert propose(session) == propose(torch_session)
 
 
 def test_the_drafters_draft_and_the_target_accepts_some(small):

@@ -141,9 +141,10 @@ def why(bench: dict) -> None:
     if all(k in greedy for k in (DISTILLED, EAGLE3, "ablation: ttt")):
         d, e3, ttt = greedy[DISTILLED], greedy[EAGLE3], greedy["ablation: ttt"]
         cut = greedy.get(UNFUSED, e3)  # the reduced vocabulary's step, before the fusion
-        text.append(f"**Why it is slower.** Its draft step, one 384-wide decoder layer run op by op, costs c = "
-                    f"{e3['c']:.3f} of a target pass; the distilled draft's 128-wide layer, through the same compiled "
-                    f"pass as the target, costs {d['c']:.3f}. The reduced vocabulary cut c from {ttt['c']:.3f} to "
+        text.append(f"**Why it is slower.** Its draft step, a decoder layer as wide as the target's and its "
+                    f"readout, costs c = {e3['c']:.3f} of a target pass; the distilled draft's step, a 128-wide "
+                    f"layer, costs {d['c']:.3f}. Both run through the same compiled pass as the target, so the gap is "
+                    f"the weights a step reads. The reduced vocabulary cut c from {ttt['c']:.3f} to "
                     f"{cut['c']:.3f}, but at γ = 5 a round still costs 1 + 5c = {1 + 5 * e3['c']:.2f} target passes "
                     f"against {1 + 5 * d['c']:.2f}: EAGLE-3 would need {(1 + 5 * e3['c']) / (1 + 5 * d['c']):.2f}× the "
                     "distilled draft's tokens per pass just to break even.")
