@@ -8,6 +8,8 @@
                                   which forward a model takes (the benchmark compares them)
     context_length, vocab_size    what the config says
     batch_invariant(model)        whether its passes over several positions give its one-token passes' bits
+    PackedLinear, CompiledBlock, block_kernel_available
+                                  the kernel for a layer outside a GPT-2 model (the EAGLE drafters' layer)
 
 Inside, one file a job:
     cached_lm.py                  the cache's bookkeeping: rows, their lengths, a tree
@@ -16,15 +18,17 @@ Inside, one file a job:
     gpt2_pass.cpp, kernel.py      its C++ twin, batch-invariant, built once per machine; kernel.py builds,
                                   loads and feeds it (weights packed once per model)
     compiled_pass.py              the pass that calls it (the default where it is built)
+    block_kernel.py               its products and one block alone, over given inputs
     transformers_pass.py          any other causal LM through its own transformers forward
     forward_choice.py, config.py  the forward a model is marked for; its window and vocabulary
 
     python -m specdec_core.model  builds the kernel (make does, before the app or the tests start)
 """
+from .block_kernel import CompiledBlock, PackedLinear, block_kernel_available
 from .cached_lm import KEEP, CachedLM
 from .config import context_length, vocab_size
 from .forward_choice import ALL_FORWARDS, FORWARDS, TransformersForward, check_forward, with_forward
 from .pass_choice import batch_invariant
 
-__all__ = ["KEEP", "FORWARDS", "ALL_FORWARDS", "CachedLM", "TransformersForward", "batch_invariant",
-           "check_forward", "context_length", "vocab_size", "with_forward"]
+__all__ = ["KEEP", "FORWARDS", "ALL_FORWARDS", "CachedLM", "CompiledBlock", "PackedLinear", "TransformersForward",
+           "batch_invariant", "block_kernel_available", "check_forward", "context_length", "vocab_size", "with_forward"]

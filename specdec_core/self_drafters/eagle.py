@@ -61,7 +61,7 @@ class EagleDrafter(Drafter):
         """The target's features as the layer reads them: EAGLE-3's several layers through its fc to one."""
         if getattr(self.net, "fuse", None) is None:
             return rows
-        return self.net.fuse_features(rows, self.packed.fuse_product if self.packed is not None else None)
+        return self.net.fuse_features(rows, self.packed.fuse if self.packed is not None else None)
 
     def readout(self, features: torch.Tensor) -> torch.Tensor:
         """Logits (..., V) over the target's vocabulary for predicted features (..., E); a reduced draft

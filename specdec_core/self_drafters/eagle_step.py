@@ -1,6 +1,6 @@
 """The EAGLE drafter's decoder layer, pair by pair, and its readout: through the compiled kernel where it
-is built (the same GPT-2 block code as the target's passes: `block_pass` over the layer's inputs, and its
-packed products for fc and the LM head's rows), else through torch's ops (`EagleNet.step`).
+is built (the model room's CompiledBlock, the target's own block code, and PackedLinear for fc, the
+fusion's fc and the LM head's rows), else through torch's ops (`EagleNet.step`).
 
 Why the kernel: torch runs a draft step as a dozen separate ops, each a library call of its own; on the
 project's machine (an AMD EPYC, 7 December 2026) the EAGLE-3 drafter's step cost 1.07 ms through torch,
@@ -10,16 +10,11 @@ Both keep the layer's keys and values in slots: slot t holds pair t, the committ
 round's drafts or tree nodes, which the next round's catch-up overwrites. A pair attends to slots
 0..its own, or to those its row of `visible` marks (a tree).
 """
-import math
-
 import torch
 import torch.nn.functional as F
 
-from ..model import kernel
-from ..model.python_pass import GELU_C
+from ..model import CompiledBlock, PackedLinear, block_kernel_available
 from .nets import EagleNet
-
-NO_BIAS = torch.empty(0)
 
 
 class TorchSteps:
@@ -46,27 +41,14 @@ class TorchSteps:
 
 
 class PackedEagle:
-    """An EAGLE net's tensors as the kernel reads them (made once per drafter, `pack_eagle`): fc, the
-    block's four products and the LM head's rows packed into the kernel's panels."""
+    """An EAGLE net and its head rows as the kernel reads them, made once per drafter (`pack_eagle`)."""
 
-    def __init__(self, net: EagleNet, head: torch.Tensor, compiled):
-        self.compiled = compiled
-        pack = lambda linear: compiled.pack(linear.weight.detach().t().contiguous())
-        self.width, self.n_head = net.width, net.n_head
-        self.fc, self.fc_bias = pack(net.fc), net.fc.bias.detach()
-        up, down = net.mlp[0], net.mlp[2]
-        self.blocks = [net.ln_1.weight.detach(), net.ln_1.bias.detach(), pack(net.qkv), net.qkv.bias.detach(),
-                       pack(net.proj), net.proj.bias.detach(), net.ln_2.weight.detach(), net.ln_2.bias.detach(),
-                       pack(up), up.bias.detach(), pack(down), down.bias.detach()]
-        self.scales = [1 / math.sqrt(net.width // net.n_head)]
-        self.eps = net.ln_1.eps
-        self.head, self.head_rows = compiled.pack(head.detach().t().contiguous()), head.shape[0]
+    def __init__(self, net: EagleNet, head: torch.Tensor):
+        self.fc = PackedLinear(net.fc.weight, net.fc.bias)
+        self.block = CompiledBlock(net.ln_1, net.qkv, net.proj, net.ln_2, net.mlp[0], net.mlp[2], net.n_head)
+        self.head = PackedLinear(head, None)  # (draft vocab, E): logits over the draft vocabulary
         fuse = getattr(net, "fuse", None)  # EAGLE-3's fc over several target layers
-        self.fuse = None if fuse is None else (pack(fuse), fuse.bias.detach())
-
-    def fuse_product(self, x: torch.Tensor) -> torch.Tensor:
-        """The fusion's fc, bias + x W, through the kernel: (k, layers E) -> (k, E)."""
-        return self.compiled.affine_rows(x.float().contiguous(), *self.fuse, self.width)
+        self.fuse = None if fuse is None else PackedLinear(fuse.weight, fuse.bias)
 
 
 def pack_eagle(net: EagleNet, head: torch.Tensor) -> PackedEagle | None:
@@ -75,33 +57,23 @@ def pack_eagle(net: EagleNet, head: torch.Tensor) -> PackedEagle | None:
     tensors = [*net.parameters(), head]
     if not all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors) or \
             net.ln_1.eps != net.ln_2.eps or not isinstance(net.mlp[1], torch.nn.GELU) or \
-            net.mlp[1].approximate != "tanh":
+            net.mlp[1].approximate != "tanh" or not block_kernel_available():
         return None
-    compiled = kernel.load()
-    if compiled is None:
-        return None
-    with torch.inference_mode(False), torch.no_grad():
-        return PackedEagle(net, head, compiled)
+    return PackedEagle(net, head)
 
 
 class CompiledSteps:
-    """The layer through the compiled kernel, keys and values in its cache (1 layer, 1 stream, slots, 2E)."""
+    """The layer through the compiled kernel, keys and values in its cache of slots."""
 
     def __init__(self, weights: PackedEagle):
         self.w = weights
-        self.cache = torch.zeros(1, 1, 0, 2 * weights.width)
+        self.cache = weights.block.new_cache()
 
     def run(self, feats: torch.Tensor, embeds: torch.Tensor, first: int, visible: torch.Tensor | None = None):
         """As TorchSteps.run."""
-        w, k = self.w, feats.shape[0]
-        capacity = self.cache.shape[2]
-        if first + k > capacity:
-            more = max(first + k, 2 * capacity, 64) - capacity
-            self.cache = torch.cat([self.cache, self.cache.new_zeros(1, 1, more, self.cache.shape[3])], dim=2)
-        x = w.compiled.affine_rows(torch.cat([embeds, feats], dim=-1).float().contiguous(), w.fc, w.fc_bias, w.width)
-        mask = kernel.NO_MASK if visible is None else visible.cpu().contiguous()
-        return w.compiled.block_pass(x, [0] * k, list(range(first, first + k)), mask, self.cache, w.blocks, w.scales,
-                                     w.n_head, w.eps, GELU_C)
+        x = self.w.fc(torch.cat([embeds, feats], dim=-1))
+        out, self.cache = self.w.block.run(x, self.cache, first, visible)
+        return out
 
 
 def new_steps(net: EagleNet, weights: PackedEagle | None):
@@ -111,8 +83,4 @@ def new_steps(net: EagleNet, weights: PackedEagle | None):
 
 def head_logits(weights: PackedEagle | None, head: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
     """Logits over the head's rows (..., rows) for predicted features (..., E)."""
-    if weights is None:
-        return F.linear(features, head)
-    rows = features.reshape(-1, weights.width).float().contiguous()
-    logits = weights.compiled.affine_rows(rows, weights.head, NO_BIAS, weights.head_rows)
-    return logits.reshape(*features.shape[:-1], weights.head_rows)
+    return F.linear(features, head) if weights is None else weights.head(features)
