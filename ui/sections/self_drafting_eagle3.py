@@ -18,6 +18,13 @@ OFFLINE = {"eagle1": "ablation: eagle1", "ttt": "ablation: ttt", "vocab": "ablat
            "fused": EAGLE3}
 
 
+def shipped_layers() -> list[int]:
+    """The target states the shipped EAGLE-3 drafter fuses (its config, transformers' numbering; the last is
+    the final state), or [] where it fuses none or is missing."""
+    config = BENCH.parent / "eagle3" / "config.json"
+    return json.loads(config.read_text()).get("target_layers", []) if config.exists() else []
+
+
 def variant_name(bench: dict, label: str) -> str:
     """What one stored variant changed, in words, its sizes read from its training settings."""
     settings = bench.get("training", {}).get(label, {}).get("settings", {})
@@ -26,7 +33,7 @@ def variant_name(bench: dict, label: str) -> str:
             "ablation: ttt": f"+ training-time test ({steps} steps, CE only)",
             "ablation: vocab": f"+ reduced vocabulary ({vocab:,} tokens)",
             UNFUSED: f"+ reduced vocabulary ({vocab:,} tokens), top layer only",
-            EAGLE3: f"EAGLE-3 drafter: the {vocab:,}-token step + fusion of low, middle and top target layers (shipped)"
+            EAGLE3: f"EAGLE-3 (shipped): + fusion of {len(shipped_layers())} target layers"
             }.get(label, label)
 
 
@@ -53,7 +60,7 @@ def verdicts(rows: dict) -> list[str]:
                "EAGLE-1: " + ("flatter" if drop(e3) < drop(e1) else "**not flatter**"))
     if UNFUSED in rows:
         u = rows[UNFUSED]
-        out.append(f"fusing three target layers: {e3['tokens_per_pass']:.2f} tokens per pass against "
+        out.append(f"fusing {len(shipped_layers())} target layers: {e3['tokens_per_pass']:.2f} tokens per pass against "
                    f"{u['tokens_per_pass']:.2f} from the top layer alone after the same training "
                    f"({e3['tokens_per_pass'] / u['tokens_per_pass']:.2f}×)")
     return out
@@ -102,8 +109,9 @@ def show() -> None:
                "gain. The "
                f"shipped EAGLE-3 drafter drafts over {shipped.get('settings', {}).get('draft_vocab', 0):,} tokens: the "
                f"{cut:,}-token step costs less (c) but loses acceptance when sampling (the paragraph on sampling "
-               "above). The last change, EAGLE-3's fusion, feeds the drafter the target's states after its second "
-               "and fourth blocks beside its final one: every verify pass hands over all three for the tokens it "
+               "above). The last change, EAGLE-3's fusion, feeds the drafter the target's states after its blocks "
+               + " and ".join(map(str, shipped_layers()[:-1])) + " beside its final one: every verify pass hands "
+               "over all of them for the tokens it "
                "checks, and the drafter's fc maps them to one feature.")
 
 
