@@ -40,12 +40,10 @@ class CompiledBlock:
     def __init__(self, ln_1, qkv, proj, ln_2, up, down, n_head: int):
         if ln_1.eps != ln_2.eps:
             raise ValueError("the kernel's block takes one LayerNorm epsilon")
-        with torch.inference_mode(False), torch.no_grad():
-            self.compiled = kernel.load()
-            pack = lambda linear: self.compiled.pack(linear.weight.detach().t().contiguous())
-            self.blocks = [ln_1.weight.detach(), ln_1.bias.detach(), pack(qkv), qkv.bias.detach(), pack(proj),
-                           proj.bias.detach(), ln_2.weight.detach(), ln_2.bias.detach(), pack(up), up.bias.detach(),
-                           pack(down), down.bias.detach()]
+        self.compiled = kernel.load()
+        qkv_, proj_, up_, down_ = (PackedLinear(m.weight, m.bias) for m in (qkv, proj, up, down))
+        self.blocks = [ln_1.weight.detach(), ln_1.bias.detach(), qkv_.panels, qkv_.bias, proj_.panels, proj_.bias,
+                       ln_2.weight.detach(), ln_2.bias.detach(), up_.panels, up_.bias, down_.panels, down_.bias]
         self.width, self.n_head, self.eps = qkv.weight.shape[1], n_head, ln_1.eps
         self.scales = [1 / math.sqrt(self.width // n_head)]
 
@@ -57,10 +55,8 @@ class CompiledBlock:
         """The block over inputs x (k, E) at slots first .. first + k - 1 of `cache` (grown by doubling as
         needed): each row attends to slots 0..its own, or to those its row of visible (k, first + k) marks.
         Returns (outputs (k, E), the cache)."""
-        k, capacity = x.shape[0], cache.shape[2]
-        if first + k > capacity:
-            more = max(first + k, 2 * capacity, 64) - capacity
-            cache = torch.cat([cache, cache.new_zeros(1, 1, more, cache.shape[3])], dim=2)
+        k = x.shape[0]
+        cache = kernel.with_slots(cache, first + k)
         mask = kernel.NO_MASK if visible is None else visible.cpu().contiguous()
         out = self.compiled.block_pass(x.float().contiguous(), [0] * k, list(range(first, first + k)), mask, cache,
                                        self.blocks, self.scales, self.n_head, self.eps, GELU_C)

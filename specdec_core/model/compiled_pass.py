@@ -20,16 +20,10 @@ class CompiledGPT2Pass:
         self.cache = torch.zeros(self.layers, rows, 0, 2 * self.embed_dim)
         self.slot = list(range(rows))  # row -> its stream (None once retired)
 
-    def _reserve(self, n: int) -> None:
-        capacity = self.cache.shape[2]
-        if n > capacity:
-            more = max(n, min(self.max_positions, max(2 * capacity, 64))) - capacity
-            self.cache = torch.cat([self.cache, self.cache.new_zeros(*self.cache.shape[:2], more, self.cache.shape[3])], 2)
-
     def _run(self, tokens, positions, streams, slots, visible, logit_rows, hidden):
         if not all(0 <= t < self.vocab for t in tokens):
             raise IndexError(f"a token is outside the vocabulary of {self.vocab}: {tokens}")
-        self._reserve(max(slots) + 1)
+        self.cache = kernel.with_slots(self.cache, max(slots) + 1, self.max_positions)
         return kernel.pass_rows(self.weights, tokens, positions, streams, slots, visible, self.cache, logit_rows,
                                 hidden_layers(hidden, self.layers))
 

@@ -190,3 +190,14 @@ def pass_rows(w: PackedGPT2, tokens: list[int], positions: list[int], streams: l
 
 
 NO_MASK = torch.empty(0, dtype=torch.bool)
+
+
+def with_slots(cache: torch.Tensor, n: int, limit: int | None = None) -> torch.Tensor:
+    """`cache` (layers, streams, capacity, 2E) with at least n slots: grown by doubling (from 64, up to
+    `limit` where more are not needed), what it holds kept."""
+    capacity = cache.shape[2]
+    if n <= capacity:
+        return cache
+    doubled = max(2 * capacity, 64) if limit is None else min(limit, max(2 * capacity, 64))
+    more = max(n, doubled) - capacity
+    return torch.cat([cache, cache.new_zeros(*cache.shape[:2], more, cache.shape[3])], dim=2)

@@ -12,9 +12,9 @@ growth by the drafter's confidence is `draft_tree` with a node budget.
 The EAGLE-3 drafter (kind "eagle3") is this drafter with EAGLE-3's input and readout. A fusing one
 (config target_layers, e.g. the target's states after blocks 2 and 4 and its final one) asks the
 target's passes for those states of every token (Drafter.target_layers) and maps them through its fc
-to one feature before they enter its cache; its own predicted features need no fusing. Its readout: logits over its reduced
-draft vocabulary (the rows d2t of the target's frozen LM head), scattered into a full-vocabulary
-row that is -inf outside it, so its q is exactly zero there. The verification rule needs nothing
+to one feature before they enter its cache; its own predicted features need no fusing. Its readout:
+logits over its reduced draft vocabulary (the rows d2t of the target's frozen LM head), scattered
+into a full-vocabulary row that is -inf outside it, so its q is exactly zero there. The verification rule needs nothing
 more: min(1, p/q) is only ever taken at a drafted token (q > 0), and the residual norm(max(0, p - q))
 equals p outside the draft vocabulary, so a token outside it still comes with its target
 probability, from the residual or the bonus token.

@@ -18,6 +18,7 @@ OFFLINE = {"eagle1": "ablation: eagle1", "ttt": "ablation: ttt", "vocab": "ablat
            "fused": EAGLE3}
 
 
+@st.cache_data(show_spinner=False)
 def shipped_layers() -> list[int]:
     """The target states the shipped EAGLE-3 drafter fuses (its config, transformers' numbering; the last is
     the final state), or [] where it fuses none or is missing."""
